@@ -459,7 +459,7 @@ func TestRenderRobustness(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 2^100 paths: sizes saturate, the rendering still lists every node once.
-	if txt := Text(d); strings.Count(txt, "\n    ") != 202 || !strings.Contains(txt, "Source: s (topics: [in])") {
+	if txt := Text(d); strings.Count(txt, "\n    Processor: ") != 200 || !strings.Contains(txt, "Source: s (topics: [in])") {
 		t.Errorf("unexpected text:\n%s", txt)
 	}
 	cyc := &Description{Subtopologies: []Subtopology{{ID: "x", Nodes: []Node{
