@@ -92,6 +92,9 @@ type Config struct {
 	// Topics answers topic questions (partition counts, ids, racks); nil means no topics known.
 	Topics TopicSource
 	NodeID int32
+	// AdvertisedHost and AdvertisedPort are what FindCoordinator answers.
+	AdvertisedHost string
+	AdvertisedPort int32
 }
 
 // TopicSource is the data plane as the coordinator sees it.
