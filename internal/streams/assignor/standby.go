@@ -47,30 +47,51 @@ func (st *state) assignStandbys() {
 		return
 	}
 
-	// The rest go to the least-loaded process not holding the task yet. Only
-	// a few processes hold a task, so few pops are needed per standby.
-	ph := newProcHeap(st)
-	var popped []int32
+	// The rest go to the least-loaded process not holding the task yet whose
+	// least-loaded member is under quota; failing that (the exclusions left
+	// no such process), to the least-loaded process not holding the task.
+	// Processes found full stay full for the pass and move to a second heap.
+	// Only a few processes hold a task, so few pops are needed per standby.
+	open := newProcHeap(st)
+	full := &procHeap{st: st}
+	var popped, poppedFull []int32
 	for _, t := range deferred {
 		for i := 0; i < R; i++ {
 			if st.standby[int(t)*R+i] >= 0 {
 				continue
 			}
 			target := int32(-1)
-			popped = popped[:0]
-			for ph.len() > 0 {
-				p := ph.pop()
+			popped, poppedFull = popped[:0], poppedFull[:0]
+			for open.len() > 0 {
+				p := open.pop()
+				if !st.eligible(st.mh.min(p)) {
+					full.push(p)
+					continue
+				}
 				popped = append(popped, p)
 				if !st.holds(t, p) {
 					target = p
 					break
 				}
 			}
+			if target < 0 {
+				for full.len() > 0 {
+					p := full.pop()
+					poppedFull = append(poppedFull, p)
+					if !st.holds(t, p) {
+						target = p
+						break
+					}
+				}
+			}
 			if target >= 0 {
 				st.placeStandby(t, i, st.mh.min(target))
 			}
 			for _, p := range popped {
-				ph.push(p)
+				open.push(p)
+			}
+			for _, p := range poppedFull {
+				full.push(p)
 			}
 			if target < 0 {
 				break // too few processes for more standbys of t
