@@ -181,7 +181,7 @@ func randomTS(r *rand.Rand, spec *GroupSpec) TaskSet {
 	ts := TaskSet{}
 	for i := r.IntN(6); i > 0; i-- {
 		sub := fmt.Sprint(r.IntN(len(spec.Subtopologies) + 1)) // may be unknown
-		ts[sub] = append(ts[sub], int32(r.IntN(30))-2)          // may be out of range or duplicated
+		ts[sub] = append(ts[sub], int32(r.IntN(30))-2)         // may be out of range or duplicated
 	}
 	return ts
 }
