@@ -4,7 +4,7 @@ package assignor
 // The partitions of all members share one backing array.
 func (st *state) output() Assignment {
 	out := make(Assignment, len(st.members))
-	if st.numTasks == 0 {
+	if st.numTasks == 0 || len(st.members) == 0 {
 		for _, m := range st.members {
 			out[m.MemberID] = MemberAssignment{}
 		}
