@@ -82,36 +82,43 @@ func (st *state) assignActive(stateful bool) error {
 	}
 	pending = rest
 	// 3. The best-ranked holder of the task's state, or a member of its process.
-	rest = pending[:0]
+	left := 0
 	for _, t := range pending {
 		if m := st.pickHolder(t, nil); m >= 0 {
 			assign(t, m)
 			continue
 		}
-		rest = append(rest, t)
+		left++
 	}
-	pending = rest
-	if len(pending) == 0 {
+	if left == 0 {
 		return nil
 	}
 	// 4. The rest, in subtopology then partition order, to the least-loaded
 	// process and its least-loaded member.
-	slices.Sort(pending)
 	ph := newProcHeap(st)
-	for _, t := range pending {
-		for {
-			if ph.len() == 0 {
-				return fmt.Errorf("streams assignor: no member has capacity for active task %s", st.taskName(t))
-			}
-			p := ph.pop()
-			m := st.mh.min(p)
-			if !st.eligible(m) {
-				// Loads only grow during the pass, so the process stays full.
+	for si, s := range st.subs {
+		if s.Stateful != stateful {
+			continue
+		}
+		off := st.subOffset[si]
+		for t := off; t < off+s.NumTasks; t++ {
+			if st.owner[t] >= 0 {
 				continue
 			}
-			assign(t, m)
-			ph.push(p)
-			break
+			for {
+				if ph.len() == 0 {
+					return fmt.Errorf("streams assignor: no member has capacity for active task %s", st.taskName(t))
+				}
+				m := st.mh.min(ph.top())
+				if !st.eligible(m) {
+					// Loads only grow during the pass, so the process stays full.
+					ph.pop()
+					continue
+				}
+				assign(t, m)
+				ph.down(0)
+				break
+			}
 		}
 	}
 	return nil
@@ -137,6 +144,7 @@ func (st *state) pickHolder(t int32, ok func(p int32) bool) int32 {
 }
 
 func (st *state) taskName(t int32) string {
-	s := st.taskSub[t]
+	s, _ := slices.BinarySearch(st.subOffset, t+1)
+	s--
 	return fmt.Sprintf("%s_%d", st.subs[s].ID, t-st.subOffset[s])
 }

@@ -95,6 +95,9 @@ func (ph *procHeap) less(a, b int32) bool {
 
 func (ph *procHeap) len() int { return len(ph.h) }
 
+// top returns the least-loaded process; after its load grows, call down(0).
+func (ph *procHeap) top() int32 { return ph.h[0] }
+
 func (ph *procHeap) pop() int32 {
 	top := ph.h[0]
 	n := len(ph.h) - 1

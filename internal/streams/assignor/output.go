@@ -10,7 +10,8 @@ func (st *state) output() Assignment {
 		}
 		return out
 	}
-	res := make([]MemberAssignment, len(st.members))
+	res := make([][3]TaskSet, len(st.members))
+	sizes := make([][3]int32, len(st.members))
 	R := st.replicas
 	// Per subtopology: collect each member's partitions, then publish them.
 	const (
@@ -22,9 +23,15 @@ func (st *state) output() Assignment {
 		m    int32
 		kind int8
 	}
-	arena := make([]int32, 0, st.numTasks+len(st.standby))
+	arena := make([]int32, 0, st.numTasks+len(st.standby)+min(st.spec.NumWarmupReplicas, st.numSF))
 	bufs := make([][3][]int32, len(st.members))
 	var touched []key
+	type entry struct {
+		k          key
+		sub        int32
+		start, end int32 // in arena
+	}
+	entries := make([]entry, 0, cap(arena))
 	note := func(m int32, kind int8, p int32) {
 		if len(bufs[m][kind]) == 0 {
 			touched = append(touched, key{m, kind})
@@ -51,26 +58,22 @@ func (st *state) output() Assignment {
 			b := bufs[k.m][k.kind]
 			start := len(arena)
 			arena = append(arena, b...)
-			parts := arena[start:len(arena):len(arena)]
-			var ts *TaskSet
-			switch k.kind {
-			case active:
-				ts = &res[k.m].Active
-			case standby:
-				ts = &res[k.m].Standby
-			default:
-				ts = &res[k.m].Warmup
-			}
-			if *ts == nil {
-				*ts = make(TaskSet)
-			}
-			(*ts)[s.ID] = parts
+			entries = append(entries, entry{k, int32(si), int32(start), int32(len(arena))})
+			sizes[k.m][k.kind]++
 			bufs[k.m][k.kind] = b[:0]
 		}
 		touched = touched[:0]
 	}
+	// Maps sized up front: growing them dominated the cost otherwise.
+	for _, e := range entries {
+		ts := &res[e.k.m][e.k.kind]
+		if *ts == nil {
+			*ts = make(TaskSet, sizes[e.k.m][e.k.kind])
+		}
+		(*ts)[st.subs[e.sub].ID] = arena[e.start:e.end:e.end]
+	}
 	for m, ms := range st.members {
-		out[ms.MemberID] = res[m]
+		out[ms.MemberID] = MemberAssignment{Active: res[m][active], Standby: res[m][standby], Warmup: res[m][warmup]}
 	}
 	return out
 }

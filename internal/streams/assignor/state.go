@@ -63,7 +63,6 @@ type state struct {
 	subs      []Subtopology // sorted by ID
 	subIndex  map[string]int32
 	subOffset []int32 // task index of partition 0 of each subtopology; len(subs)+1
-	taskSub   []int32 // task -> subtopology
 	numTasks  int
 	numSF     int // stateful tasks
 	replicas  int // standby replicas
@@ -139,13 +138,6 @@ func (st *state) indexSubtopologies() error {
 	st.subOffset[len(subs)] = int32(total)
 	st.subs = subs
 	st.numTasks = int(total)
-	st.taskSub = make([]int32, total)
-	for i, s := range subs {
-		off := st.subOffset[i]
-		for p := int32(0); p < s.NumTasks; p++ {
-			st.taskSub[off+p] = int32(i)
-		}
-	}
 	return nil
 }
 
@@ -193,14 +185,14 @@ func (st *state) indexMembers() error {
 	return nil
 }
 
-// task returns the task index of (subtopology, partition), or -1 if it does
-// not exist in the topology.
-func (st *state) task(sub string, p int32) int32 {
+// subRange returns the task index of partition 0 of subtopology sub and its
+// number of tasks; ok is false for an unknown subtopology.
+func (st *state) subRange(sub string) (off, n int32, ok bool) {
 	s, ok := st.subIndex[sub]
-	if !ok || p < 0 || p >= st.subs[s].NumTasks {
-		return -1
+	if !ok {
+		return 0, 0, false
 	}
-	return st.subOffset[s] + p
+	return st.subOffset[s], st.subs[s].NumTasks, true
 }
 
 // indexPrevious records the previous active owner of every task and the
@@ -217,69 +209,94 @@ func (st *state) indexPrevious() {
 	}
 	for m, ms := range st.members {
 		for sub, parts := range ms.Active {
+			off, n, ok := st.subRange(sub)
+			if !ok {
+				continue
+			}
 			for _, p := range parts {
 				// Should two members claim a task, the first in member order keeps it.
-				if t := st.task(sub, p); t >= 0 && st.prevActive[t] < 0 {
-					st.prevActive[t] = int32(m)
+				if p >= 0 && p < n && st.prevActive[off+p] < 0 {
+					st.prevActive[off+p] = int32(m)
 				}
 			}
 		}
 	}
 
-	// Count candidates per task, then fill. last[t] dedups a member listing a
-	// task more than once (standby and warm-up and lag).
-	st.candStart = make([]int32, T+1)
+	// One pass over the members' standby, warm-up and lag entries collects
+	// candidate records; a member's lag for a task it holds as standby or
+	// warm-up goes onto that record. last[t] is the newest record of task t,
+	// which dedups a member listing a task twice (its records are adjacent).
 	last := make([]int32, T)
 	for t := range last {
 		last[t] = -1
 	}
-	visit := func(fn func(m int32, t int32, kind int8)) {
-		for m, ms := range st.members {
-			mi := int32(m)
-			one := func(t int32, kind int8) {
-				if t < 0 || last[t] == mi || st.prevActive[t] == mi {
-					return
-				}
-				last[t] = mi
-				fn(mi, t, kind)
+	type rec struct {
+		t int32
+		c cand
+	}
+	var recs []rec
+	for m, ms := range st.members {
+		mi := int32(m)
+		holder := func(sub string, parts []int32, kind int8) {
+			off, n, ok := st.subRange(sub)
+			if !ok {
+				return
 			}
-			for sub, parts := range ms.Standby {
-				for _, p := range parts {
-					one(st.task(sub, p), kindStandby)
+			for _, p := range parts {
+				if p < 0 || p >= n {
+					continue
 				}
+				t := off + p
+				if st.prevActive[t] == mi || (last[t] >= 0 && recs[last[t]].c.member == mi) {
+					continue
+				}
+				last[t] = int32(len(recs))
+				recs = append(recs, rec{t, cand{member: mi, kind: kind}})
 			}
-			for sub, parts := range ms.Warmup {
-				for _, p := range parts {
-					one(st.task(sub, p), kindWarmup)
-				}
+		}
+		for sub, parts := range ms.Standby {
+			holder(sub, parts, kindStandby)
+		}
+		for sub, parts := range ms.Warmup {
+			holder(sub, parts, kindWarmup)
+		}
+		for sub, lags := range ms.TaskLags {
+			off, n, ok := st.subRange(sub)
+			if !ok {
+				continue
 			}
-			for sub, lags := range ms.TaskLags {
-				for p := range lags {
-					one(st.task(sub, p), kindLag)
+			for p, lag := range lags {
+				if p < 0 || p >= n {
+					continue
 				}
+				t := off + p
+				if st.prevActive[t] == mi {
+					continue
+				}
+				if l := last[t]; l >= 0 && recs[l].c.member == mi {
+					recs[l].c.hasLag, recs[l].c.lag = true, max(lag, 0)
+					continue
+				}
+				last[t] = int32(len(recs))
+				recs = append(recs, rec{t, cand{member: mi, kind: kindLag, hasLag: true, lag: max(lag, 0)}})
 			}
 		}
 	}
-	visit(func(_ int32, t int32, _ int8) { st.candStart[t+1]++ })
+	// CSR layout by task.
+	st.candStart = make([]int32, T+1)
+	for _, r := range recs {
+		st.candStart[r.t+1]++
+	}
 	for t := 0; t < T; t++ {
 		st.candStart[t+1] += st.candStart[t]
 	}
-	st.cands = make([]cand, st.candStart[T])
-	fill := slices.Clone(st.candStart[:T])
-	for t := range last {
-		last[t] = -1
+	st.cands = make([]cand, len(recs))
+	fill := last // reuse: next free slot per task
+	copy(fill, st.candStart[:T])
+	for _, r := range recs {
+		st.cands[fill[r.t]] = r.c
+		fill[r.t]++
 	}
-	visit(func(m int32, t int32, kind int8) {
-		c := cand{member: m, kind: kind}
-		if lags := st.members[m].TaskLags; lags != nil {
-			sub := st.subs[st.taskSub[t]]
-			if l, ok := lags[sub.ID][t-st.subOffset[st.taskSub[t]]]; ok {
-				c.hasLag, c.lag = true, max(l, 0)
-			}
-		}
-		st.cands[fill[t]] = c
-		fill[t]++
-	})
 	for t := 0; t < T; t++ {
 		cs := st.cands[st.candStart[t]:st.candStart[t+1]]
 		// Lists are short (about the number of replicas): insertion sort.
