@@ -154,7 +154,7 @@ func (b *builder) claimable(m int, t int32, p int32) bool {
 	if b.owner[gp] >= 0 {
 		return false // held by a member earlier in the order (duplicate input)
 	}
-	if b.racks.mismatch(m, gp) {
+	if !b.racks.keepMismatched && b.racks.mismatch(m, gp) {
 		if b.owner[gp] == -1 {
 			b.owner[gp] = -int32(m) - 2
 		}

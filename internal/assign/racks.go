@@ -13,6 +13,10 @@ type rackInfo struct {
 	// aware is set when rack-aware assignment can change the outcome: some
 	// partition has replicas on some, but not all, member racks.
 	aware bool
+	// keepMismatched: members keep current partitions without a replica on
+	// their rack (heterogeneous uniform, whose water-filling gives no
+	// guarantee that such a partition would come back to its owner).
+	keepMismatched bool
 }
 
 // linearRackLimit is the number of racks up to which rack names are looked up
@@ -104,6 +108,11 @@ func (r *rackInfo) mismatch(m int, gp int32) bool {
 	if !r.aware || r.member[m] < 0 {
 		return false
 	}
+	return r.misplaced(m, gp)
+}
+
+// misplaced is mismatch without the aware check.
+func (r *rackInfo) misplaced(m int, gp int32) bool {
 	rs := r.of(gp)
 	if len(rs) == 0 {
 		return false

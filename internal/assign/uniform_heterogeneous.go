@@ -21,6 +21,7 @@ const maxBalanceIterations = 16
 func (b *builder) uniformHeterogeneous() error {
 	nm := len(b.members)
 	load := make([]int32, nm)
+	b.racks.keepMismatched = true
 	var buf []int32
 	for m := range b.members {
 		cur := b.members[m].Current
