@@ -3,6 +3,7 @@ package coordinator
 import (
 	"log/slog"
 	"math/rand"
+	"strconv"
 	"time"
 )
 
@@ -130,5 +131,5 @@ func DurableView(st *State) map[string]any {
 }
 
 func itoa(p int32) string {
-	return time.Duration(p).String() // any injective formatting works for map keys
+	return strconv.Itoa(int(p))
 }
