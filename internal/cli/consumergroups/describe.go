@@ -8,6 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // topicPartition is a (topic, partition) pair; Partition -1 means "not
@@ -80,31 +82,17 @@ func (r *runner) describeGroups(parent context.Context, groups []string) (map[st
 	out := make(map[string]*groupDesc, len(groups))
 	ctx, cancel := r.cl.ctx(parent)
 	defer cancel()
-	cg, err := r.cl.adm.DescribeConsumerGroups(ctx, groups...)
-	var ae *kadm.AuthError
-	if errors.As(err, &ae) {
+	cg, err := r.describeConsumerProtocol(ctx, groups)
+	if err != nil {
 		return nil, err
 	}
 	var classic []string
 	for _, g := range groups {
-		d, ok := cg[g]
-		if !ok || d.Err != nil || d.State == "" || d.State == "Dead" {
+		if gd, ok := cg[g]; ok {
+			out[g] = gd
+		} else {
 			classic = append(classic, g)
-			continue
 		}
-		gd := &groupDesc{
-			Group: g, Exists: true, Type: "consumer", State: d.State, ProtocolType: "consumer",
-			AssignmentStrategy: d.AssignorName,
-			Coordinator:        coordinator{d.Coordinator.NodeID, d.Coordinator.Host, d.Coordinator.Port},
-			GroupEpoch:         ptr(d.Epoch), AssignmentEpoch: ptr(d.AssignmentEpoch),
-		}
-		for _, m := range d.Members {
-			gd.Members = append(gd.Members, memberDesc{
-				MemberID: m.MemberID, GroupInstanceID: m.InstanceID, ClientID: m.ClientID, Host: m.ClientHost,
-				MemberEpoch: ptr(m.MemberEpoch), Assignment: tpsFromSet(m.Assignment), TargetAssignment: tpsFromSet(m.TargetAssignment),
-			})
-		}
-		out[g] = gd
 	}
 	if len(classic) == 0 {
 		return out, nil
@@ -301,4 +289,95 @@ func (r *runner) groupIDs(ctx context.Context) ([]string, error) {
 		out[i] = g.Group
 	}
 	return out, nil
+}
+
+// describeConsumerProtocol describes groups with ConsumerGroupDescribe
+// (KIP-848). Only groups the broker describes successfully are returned;
+// any per-group error (Kafka answers GROUP_ID_NOT_FOUND for classic groups),
+// a failed shard, or an unsupported API leaves the group to the classic
+// path. Assigned topics are named from the response, or resolved from their
+// topic IDs via metadata when a broker leaves the name empty.
+func (r *runner) describeConsumerProtocol(ctx context.Context, groups []string) (map[string]*groupDesc, error) {
+	out := map[string]*groupDesc{}
+	req := kmsg.NewPtrConsumerGroupDescribeRequest()
+	req.Groups = groups
+	var needNames bool
+	var resps []*kmsg.ConsumerGroupDescribeResponse
+	var metas []kgo.BrokerMetadata
+	for _, sh := range r.cl.kcl.RequestSharded(ctx, req) {
+		if sh.Err != nil {
+			continue
+		}
+		resp := sh.Resp.(*kmsg.ConsumerGroupDescribeResponse)
+		resps = append(resps, resp)
+		metas = append(metas, sh.Meta)
+		for _, g := range resp.Groups {
+			for _, m := range g.Members {
+				for _, a := range [][]kmsg.AssignmentTopicPartition{m.Assignment.TopicPartitions, m.TargetAssignment.TopicPartitions} {
+					for _, tp := range a {
+						needNames = needNames || tp.Topic == ""
+					}
+				}
+			}
+		}
+	}
+	names := map[[16]byte]string{}
+	if needNames {
+		tds, err := r.cl.adm.ListTopics(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, td := range tds {
+			names[td.ID] = td.Topic
+		}
+	}
+	conv := func(a kmsg.Assignment) []topicPartition {
+		s := make(kadm.TopicsSet)
+		for _, tp := range a.TopicPartitions {
+			t := tp.Topic
+			if t == "" {
+				t = names[tp.TopicID]
+			}
+			if t == "" {
+				t = kadm.TopicID(tp.TopicID).String()
+			}
+			s.Add(t, tp.Partitions...)
+		}
+		return tpsFromSet(s)
+	}
+	for i, resp := range resps {
+		b := metas[i]
+		for _, g := range resp.Groups {
+			if g.ErrorCode != 0 || g.State == "" || g.State == "Dead" {
+				continue
+			}
+			gd := &groupDesc{
+				Group: g.Group, Exists: true, Type: "consumer", State: g.State, ProtocolType: "consumer",
+				AssignmentStrategy: g.AssignorName,
+				Coordinator:        coordinator{b.NodeID, b.Host, b.Port},
+				GroupEpoch:         ptr(g.Epoch), AssignmentEpoch: ptr(g.AssignmentEpoch),
+			}
+			for _, m := range g.Members {
+				gd.Members = append(gd.Members, memberDesc{
+					MemberID: m.MemberID, GroupInstanceID: m.InstanceID, ClientID: m.ClientID, Host: m.ClientHost,
+					MemberEpoch: ptr(m.MemberEpoch), Assignment: conv(m.Assignment), TargetAssignment: conv(m.TargetAssignment),
+				})
+			}
+			sort.SliceStable(gd.Members, func(i, j int) bool { return memberLess(gd.Members[i], gd.Members[j]) })
+			out[g.Group] = gd
+		}
+	}
+	return out, nil
+}
+
+// memberLess orders members by group instance id (members with one first),
+// then member id, like kadm does for classic groups.
+func memberLess(a, b memberDesc) bool {
+	if (a.GroupInstanceID != nil) != (b.GroupInstanceID != nil) {
+		return a.GroupInstanceID != nil
+	}
+	if a.GroupInstanceID != nil && *a.GroupInstanceID != *b.GroupInstanceID {
+		return *a.GroupInstanceID < *b.GroupInstanceID
+	}
+	return a.MemberID < b.MemberID
 }
