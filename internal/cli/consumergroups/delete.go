@@ -3,6 +3,7 @@ package consumergroups
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -18,6 +19,7 @@ func (r *runner) deleteGroupsCmd(parent context.Context) error {
 	if err != nil {
 		return err
 	}
+	sort.Strings(groups)
 	type failure struct {
 		Group string `json:"group"`
 		Error string `json:"error"`

@@ -43,6 +43,9 @@ func errMessage(err error) string {
 	}
 	var ke *kerr.Error
 	if errors.As(err, &ke) {
+		if m, ok := kafkaMessages[ke.Code]; ok {
+			return m
+		}
 		return ke.Description
 	}
 	return err.Error()
@@ -64,4 +67,11 @@ func toExitError(stderr io.Writer, cmdPath string, err error) *ExitError {
 		fmt.Fprintf(stderr, "Error: %s\n", msg)
 		return &ExitError{Code: 1, Msg: msg}
 	}
+}
+
+// kafkaMessages are Kafka's Errors messages where franz-go's kerr
+// description differs and the Kafka text is specified (seed 004 for
+// GROUP_SUBSCRIBED_TO_TOPIC).
+var kafkaMessages = map[int16]string{
+	kerr.GroupSubscribedToTopic.Code: "The consumer group is actively subscribed to the topic",
 }
