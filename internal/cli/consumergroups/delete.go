@@ -77,7 +77,7 @@ func (r *runner) deleteGroupsCmd(parent context.Context) error {
 // preferring a broker-supplied message when present.
 func deleteErrText(err error, brokerMsg string) string {
 	if ke, ok := err.(*kerr.Error); ok {
-		msg := ke.Description
+		msg := errMessage(ke)
 		if brokerMsg != "" {
 			msg = brokerMsg
 		}

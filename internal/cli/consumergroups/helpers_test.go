@@ -22,7 +22,7 @@ var testNow = time.Date(2025, 6, 1, 12, 0, 10, 0, time.UTC)
 var baseTS = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 
 type fixture struct {
-	t    *testing.T
+	t    testing.TB
 	c    *kfake.Cluster
 	addr string
 }
@@ -30,7 +30,7 @@ type fixture struct {
 // newFixture starts a one-broker kfake cluster with topics test (3
 // partitions) and foo (2 partitions) and produces test p0:10 p1:5 p2:0,
 // foo p0:3 p1:3 records.
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, "test"), kfake.SeedTopics(2, "foo"))
 	if err != nil {
