@@ -102,7 +102,7 @@ func Start(opts Options) (*Broker, error) {
 		NodeID: v.NodeID(), AdvertisedHost: host, AdvertisedPort: port, Rack: v.String("broker.rack"),
 		ClusterID: clusterID, NumPartitions: int32(v.Int("num.partitions")),
 		DefaultReplicationFactor: int16(v.Int("default.replication.factor")),
-		AutoCreateTopics: v.Bool("auto.create.topics.enable"), Now: opts.Clock.Now,
+		AutoCreateTopics:         v.Bool("auto.create.topics.enable"), Now: opts.Clock.Now,
 	}, opts.Log)
 	if err != nil {
 		return fail(fmt.Errorf("loading partitions: %w", err))

@@ -22,11 +22,21 @@ func (b *Broker) registerHandlers() {
 			}
 			return resp
 		},
-		1:  func(ctx context.Context, r *server.Request) kmsg.Response { return p.Fetch(ctx, r.Body.(*kmsg.FetchRequest)) },
-		2:  func(ctx context.Context, r *server.Request) kmsg.Response { return p.ListOffsets(ctx, r.Body.(*kmsg.ListOffsetsRequest)) },
-		3:  func(ctx context.Context, r *server.Request) kmsg.Response { return p.Metadata(ctx, r.Body.(*kmsg.MetadataRequest)) },
-		19: func(ctx context.Context, r *server.Request) kmsg.Response { return p.CreateTopics(ctx, r.Body.(*kmsg.CreateTopicsRequest)) },
-		20: func(ctx context.Context, r *server.Request) kmsg.Response { return p.DeleteTopics(ctx, r.Body.(*kmsg.DeleteTopicsRequest)) },
+		1: func(ctx context.Context, r *server.Request) kmsg.Response {
+			return p.Fetch(ctx, r.Body.(*kmsg.FetchRequest))
+		},
+		2: func(ctx context.Context, r *server.Request) kmsg.Response {
+			return p.ListOffsets(ctx, r.Body.(*kmsg.ListOffsetsRequest))
+		},
+		3: func(ctx context.Context, r *server.Request) kmsg.Response {
+			return p.Metadata(ctx, r.Body.(*kmsg.MetadataRequest))
+		},
+		19: func(ctx context.Context, r *server.Request) kmsg.Response {
+			return p.CreateTopics(ctx, r.Body.(*kmsg.CreateTopicsRequest))
+		},
+		20: func(ctx context.Context, r *server.Request) kmsg.Response {
+			return p.DeleteTopics(ctx, r.Body.(*kmsg.DeleteTopicsRequest))
+		},
 		21: func(ctx context.Context, r *server.Request) kmsg.Response {
 			return p.DeleteRecords(ctx, r.Body.(*kmsg.DeleteRecordsRequest))
 		},
