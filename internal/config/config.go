@@ -1,0 +1,358 @@
+// Package config parses muster's broker configuration.
+//
+// Keys are Apache Kafka's broker config names (server.properties syntax: key=value lines,
+// '#' or '!' comments, '\' line continuation). muster adds a few keys of its own, each
+// documented in the table below. Parse collects every problem (unknown key, bad value, out of
+// range) and reports them all at once, so an operator fixes a file in one pass.
+package config
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kind is the type of a config value.
+type Kind int
+
+// The value kinds a key may have.
+const (
+	Int Kind = iota
+	Long
+	Bool
+	String
+	List
+)
+
+// Def describes one config key: its name, kind, default and bounds.
+type Def struct {
+	Name    string
+	Kind    Kind
+	Default string
+	Min     *int64 // inclusive, numeric kinds only
+	Max     *int64 // inclusive, numeric kinds only
+	OneOf   []string
+	Doc     string
+}
+
+func i64(v int64) *int64 { return &v }
+
+// Defs is every key muster accepts, with Kafka's defaults unless noted.
+var Defs = []Def{
+	{Name: "node.id", Kind: Int, Default: "0", Min: i64(0), Doc: "broker id (Kafka)"},
+	{Name: "broker.id", Kind: Int, Default: "-1", Min: i64(-1), Doc: "legacy alias of node.id; ignored when -1"},
+	{Name: "advertised.listeners", Kind: String, Default: "", Doc: "PLAINTEXT://host:port clients should use; default: the --listen address"},
+	{Name: "listeners", Kind: String, Default: "", Doc: "accepted for compatibility; muster listens on --listen"},
+	{Name: "broker.rack", Kind: String, Default: "", Doc: "rack of this broker (KIP-881/KIP-1101)"},
+	{Name: "cluster.id", Kind: String, Default: "", Doc: "muster: cluster id reported in Metadata; default derived from the data dir"},
+	{Name: "log.dirs", Kind: String, Default: "", Doc: "accepted for compatibility; muster stores data in --data-dir"},
+	{Name: "log.dir", Kind: String, Default: "", Doc: "accepted for compatibility; muster stores data in --data-dir"},
+	{Name: "num.partitions", Kind: Int, Default: "1", Min: i64(1), Doc: "partitions of auto-created topics"},
+	{Name: "default.replication.factor", Kind: Int, Default: "1", Min: i64(1), Max: i64(32767)},
+	{Name: "auto.create.topics.enable", Kind: Bool, Default: "true"},
+	{Name: "socket.request.max.bytes", Kind: Int, Default: "104857600", Min: i64(1)},
+	{Name: "offsets.topic.num.partitions", Kind: Int, Default: "50", Min: i64(1), Doc: "coordinator shards; fixed when the data dir is created"},
+	{Name: "offsets.topic.replication.factor", Kind: Int, Default: "1", Min: i64(1), Max: i64(32767)},
+	{Name: "offset.metadata.max.bytes", Kind: Int, Default: "4096", Min: i64(0)},
+	{Name: "offsets.retention.minutes", Kind: Int, Default: "10080", Min: i64(1)},
+	{Name: "offsets.retention.ms", Kind: Long, Default: "-1", Min: i64(-1), Doc: "muster: finer retention; wins over offsets.retention.minutes when set"},
+	{Name: "offsets.retention.check.interval.ms", Kind: Long, Default: "600000", Min: i64(1)},
+	{Name: "offsets.commit.timeout.ms", Kind: Int, Default: "5000", Min: i64(1)},
+	{Name: "group.initial.rebalance.delay.ms", Kind: Int, Default: "3000", Min: i64(0)},
+	{Name: "group.min.session.timeout.ms", Kind: Int, Default: "6000", Min: i64(0)},
+	{Name: "group.max.session.timeout.ms", Kind: Int, Default: "1800000", Min: i64(0)},
+	{Name: "group.max.size", Kind: Int, Default: "2147483647", Min: i64(1)},
+	{Name: "group.coordinator.rebalance.protocols", Kind: List, Default: "classic,consumer,streams", OneOf: []string{"classic", "consumer", "streams", "share"}},
+	{Name: "group.consumer.session.timeout.ms", Kind: Int, Default: "45000", Min: i64(1)},
+	{Name: "group.consumer.min.session.timeout.ms", Kind: Int, Default: "45000", Min: i64(1)},
+	{Name: "group.consumer.max.session.timeout.ms", Kind: Int, Default: "60000", Min: i64(1)},
+	{Name: "group.consumer.heartbeat.interval.ms", Kind: Int, Default: "5000", Min: i64(1)},
+	{Name: "group.consumer.min.heartbeat.interval.ms", Kind: Int, Default: "5000", Min: i64(1)},
+	{Name: "group.consumer.max.heartbeat.interval.ms", Kind: Int, Default: "15000", Min: i64(1)},
+	{Name: "group.consumer.max.size", Kind: Int, Default: "2147483647", Min: i64(1)},
+	{Name: "group.consumer.assignors", Kind: List, Default: "uniform,range", OneOf: []string{"uniform", "range"}},
+	{Name: "group.consumer.migration.policy", Kind: String, Default: "bidirectional", OneOf: []string{"disabled", "upgrade", "downgrade", "bidirectional"}},
+	{Name: "group.consumer.regex.refresh.interval.ms", Kind: Int, Default: "600000", Min: i64(10000)},
+	{Name: "group.streams.session.timeout.ms", Kind: Int, Default: "45000", Min: i64(1)},
+	{Name: "group.streams.min.session.timeout.ms", Kind: Int, Default: "45000", Min: i64(1)},
+	{Name: "group.streams.max.session.timeout.ms", Kind: Int, Default: "60000", Min: i64(1)},
+	{Name: "group.streams.heartbeat.interval.ms", Kind: Int, Default: "5000", Min: i64(1)},
+	{Name: "group.streams.min.heartbeat.interval.ms", Kind: Int, Default: "5000", Min: i64(1)},
+	{Name: "group.streams.max.heartbeat.interval.ms", Kind: Int, Default: "15000", Min: i64(1)},
+	{Name: "group.streams.max.size", Kind: Int, Default: "2147483647", Min: i64(1)},
+	{Name: "group.streams.num.standby.replicas", Kind: Int, Default: "0", Min: i64(0), Max: i64(2)},
+	{Name: "group.streams.num.warmup.replicas", Kind: Int, Default: "2", Min: i64(0), Max: i64(100)},
+	{Name: "group.streams.initial.rebalance.delay.ms", Kind: Int, Default: "3000", Min: i64(0)},
+	{Name: "group.streams.topology.description.plugin.class", Kind: String, Default: "", Doc: "KIP-1331 plugin: '' (off), memory, disk or http"},
+	{Name: "group.streams.topology.description.plugin.max.bytes", Kind: Int, Default: "1048576", Min: i64(1)},
+	{Name: "group.streams.topology.description.plugin.http.url", Kind: String, Default: ""},
+	{Name: "group.streams.topology.description.backoff.initial.ms", Kind: Long, Default: "30000", Min: i64(1)},
+	{Name: "group.streams.topology.description.backoff.max.ms", Kind: Long, Default: "3600000", Min: i64(1)},
+	{Name: "group.streams.topology.description.inflight.timeout.ms", Kind: Long, Default: "30000", Min: i64(1)},
+	{Name: "muster.max.connections", Kind: Int, Default: "10000", Min: i64(1), Doc: "muster: connections accepted at once; more are closed at accept"},
+	{Name: "muster.connection.max.inflight.bytes", Kind: Int, Default: "104857600", Min: i64(1), Doc: "muster: request bytes one connection may have in flight before reading pauses"},
+	{Name: "muster.shard.queue.depth", Kind: Int, Default: "4096", Min: i64(1), Doc: "muster: queued operations per coordinator shard before callers wait (backpressure)"},
+}
+
+var defsByName = func() map[string]*Def {
+	m := make(map[string]*Def, len(Defs))
+	for i := range Defs {
+		m[Defs[i].Name] = &Defs[i]
+	}
+	return m
+}()
+
+// Values is a validated set of config values, keyed by name.
+type Values struct {
+	raw map[string]string
+}
+
+// Parse reads server.properties text (may be nil) and applies overrides (key=value strings,
+// later wins). Every problem is collected; the returned error lists them all (one per line).
+func Parse(props io.Reader, overrides []string) (*Values, error) {
+	raw := map[string]string{}
+	var problems []string
+	if props != nil {
+		kv, err := readProperties(props)
+		if err != nil {
+			problems = append(problems, err.Error())
+		}
+		for k, v := range kv {
+			raw[k] = v
+		}
+	}
+	for _, o := range overrides {
+		k, v, ok := strings.Cut(o, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			problems = append(problems, fmt.Sprintf("override %q: want key=value", o))
+			continue
+		}
+		raw[k] = strings.TrimSpace(v)
+	}
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		d, ok := defsByName[k]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%s: unknown config key", k))
+			continue
+		}
+		if err := d.check(raw[k]); err != nil {
+			problems = append(problems, fmt.Sprintf("%s=%q: %v", k, raw[k], err))
+		}
+	}
+	v := &Values{raw: raw}
+	if len(problems) == 0 {
+		problems = append(problems, v.crossChecks()...)
+	}
+	if len(problems) > 0 {
+		return nil, errors.New(strings.Join(problems, "\n"))
+	}
+	return v, nil
+}
+
+// ParseFile is Parse over a file path ("" = no file).
+func ParseFile(path string, overrides []string) (*Values, error) {
+	if path == "" {
+		return Parse(nil, overrides)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("config file: %w", err)
+	}
+	defer f.Close()
+	return Parse(f, overrides)
+}
+
+// Defaults returns the default configuration, with overrides applied; it panics on a bad
+// override and is meant for tests.
+func Defaults(overrides ...string) *Values {
+	v, err := Parse(nil, overrides)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func (v *Values) crossChecks() []string {
+	var p []string
+	if v.Int("group.min.session.timeout.ms") > v.Int("group.max.session.timeout.ms") {
+		p = append(p, "group.min.session.timeout.ms must not exceed group.max.session.timeout.ms")
+	}
+	for _, g := range []string{"consumer", "streams"} {
+		pre := "group." + g + "."
+		lo, hi, val := v.Int(pre+"min.session.timeout.ms"), v.Int(pre+"max.session.timeout.ms"), v.Int(pre+"session.timeout.ms")
+		if lo > hi || val < lo || val > hi {
+			p = append(p, fmt.Sprintf("%ssession.timeout.ms=%d must lie within [%d, %d]", pre, val, lo, hi))
+		}
+		lo, hi, val = v.Int(pre+"min.heartbeat.interval.ms"), v.Int(pre+"max.heartbeat.interval.ms"), v.Int(pre+"heartbeat.interval.ms")
+		if lo > hi || val < lo || val > hi {
+			p = append(p, fmt.Sprintf("%sheartbeat.interval.ms=%d must lie within [%d, %d]", pre, val, lo, hi))
+		}
+		if v.Int(pre+"heartbeat.interval.ms") >= v.Int(pre+"session.timeout.ms") {
+			p = append(p, pre+"heartbeat.interval.ms must be lower than "+pre+"session.timeout.ms")
+		}
+	}
+	switch v.String("group.streams.topology.description.plugin.class") {
+	case "", "memory", "disk":
+	case "http":
+		if v.String("group.streams.topology.description.plugin.http.url") == "" {
+			p = append(p, "group.streams.topology.description.plugin.class=http needs group.streams.topology.description.plugin.http.url")
+		}
+	default:
+		p = append(p, fmt.Sprintf("group.streams.topology.description.plugin.class=%q: want memory, disk or http", v.String("group.streams.topology.description.plugin.class")))
+	}
+	return p
+}
+
+func (d *Def) check(s string) error {
+	switch d.Kind {
+	case Int, Long:
+		bits := 32
+		if d.Kind == Long {
+			bits = 64
+		}
+		n, err := strconv.ParseInt(s, 10, bits)
+		if err != nil {
+			return fmt.Errorf("not a %d-bit integer", bits)
+		}
+		if d.Min != nil && n < *d.Min {
+			return fmt.Errorf("must be at least %d", *d.Min)
+		}
+		if d.Max != nil && n > *d.Max {
+			return fmt.Errorf("must be at most %d", *d.Max)
+		}
+	case Bool:
+		if _, err := strconv.ParseBool(s); err != nil {
+			return errors.New("not a boolean (true/false)")
+		}
+	case String:
+		if len(d.OneOf) > 0 && !contains(d.OneOf, s) {
+			return fmt.Errorf("must be one of %s", strings.Join(d.OneOf, ", "))
+		}
+	case List:
+		for _, e := range splitList(s) {
+			if len(d.OneOf) > 0 && !contains(d.OneOf, e) {
+				return fmt.Errorf("element %q must be one of %s", e, strings.Join(d.OneOf, ", "))
+			}
+		}
+	}
+	return nil
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, e := range strings.Split(s, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (v *Values) get(name string) string {
+	if s, ok := v.raw[name]; ok {
+		return s
+	}
+	d, ok := defsByName[name]
+	if !ok {
+		panic("config: undeclared key " + name)
+	}
+	return d.Default
+}
+
+// IsSet reports whether name was given explicitly (file or override).
+func (v *Values) IsSet(name string) bool { _, ok := v.raw[name]; return ok }
+
+// Int returns an Int or Long key's value.
+func (v *Values) Int(name string) int64 {
+	n, _ := strconv.ParseInt(v.get(name), 10, 64)
+	return n
+}
+
+// Ms returns a millisecond key as a duration.
+func (v *Values) Ms(name string) time.Duration { return time.Duration(v.Int(name)) * time.Millisecond }
+
+// Bool returns a Bool key's value.
+func (v *Values) Bool(name string) bool { b, _ := strconv.ParseBool(v.get(name)); return b }
+
+// String returns a String key's value.
+func (v *Values) String(name string) string { return v.get(name) }
+
+// List returns a List key's elements.
+func (v *Values) List(name string) []string { return splitList(v.get(name)) }
+
+// NodeID is node.id, or broker.id when only that legacy key is set.
+func (v *Values) NodeID() int32 {
+	if !v.IsSet("node.id") && v.Int("broker.id") >= 0 {
+		return int32(v.Int("broker.id"))
+	}
+	return int32(v.Int("node.id"))
+}
+
+// OffsetsRetention is offsets.retention.ms when set, else offsets.retention.minutes.
+func (v *Values) OffsetsRetention() time.Duration {
+	if ms := v.Int("offsets.retention.ms"); ms >= 0 && v.IsSet("offsets.retention.ms") {
+		return time.Duration(ms) * time.Millisecond
+	}
+	return time.Duration(v.Int("offsets.retention.minutes")) * time.Minute
+}
+
+// readProperties parses Java .properties text: key=value, key:value or key value; '#'/'!'
+// comments; trailing '\' continues a line.
+func readProperties(r io.Reader) (map[string]string, error) {
+	out := map[string]string{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	var cont strings.Builder
+	lineNo := 0
+	for sc.Scan() {
+		lineNo++
+		line := strings.TrimLeft(sc.Text(), " \t\f")
+		if cont.Len() == 0 && (line == "" || line[0] == '#' || line[0] == '!') {
+			continue
+		}
+		if strings.HasSuffix(line, "\\") && !strings.HasSuffix(line, "\\\\") {
+			cont.WriteString(strings.TrimSuffix(line, "\\"))
+			continue
+		}
+		cont.WriteString(line)
+		full := cont.String()
+		cont.Reset()
+		i := strings.IndexAny(full, "=: \t")
+		var k, val string
+		if i < 0 {
+			k = full
+		} else {
+			k = full[:i]
+			val = strings.TrimLeft(full[i:], " \t")
+			if val != "" && (val[0] == '=' || val[0] == ':') {
+				val = strings.TrimLeft(val[1:], " \t")
+			}
+		}
+		out[strings.TrimSpace(k)] = strings.TrimSpace(val)
+	}
+	if err := sc.Err(); err != nil {
+		return out, fmt.Errorf("reading properties (line %d): %w", lineNo, err)
+	}
+	return out, nil
+}

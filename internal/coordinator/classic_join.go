@@ -1,0 +1,605 @@
+package coordinator
+
+import (
+	"crypto/rand"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// classicNewMemberJoinTimeout bounds how long a new member may wait in a rebalance (Kafka's
+// CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS).
+const classicNewMemberJoinTimeout = 300 * time.Second
+
+// ClassicHooks let other group types take part in classic joins: a non-empty consumer group
+// handles a classic member itself (KIP-848 interop), an empty consumer or streams group is
+// replaced. Nil hooks mean "the id is taken": INCONSISTENT_GROUP_PROTOCOL.
+var ClassicHooks struct {
+	// JoinForeign handles a JoinGroup whose id names a non-classic group. It returns handled=true
+	// when it replied; otherwise the group was removed and a classic group may be created.
+	JoinForeign func(st *State, c *Call, g Group, req *kmsg.JoinGroupRequest) (handled bool)
+	// SyncForeign, HeartbeatForeign and LeaveForeign do the same for the other classic RPCs.
+	SyncForeign      func(st *State, c *Call, g Group, req *kmsg.SyncGroupRequest) bool
+	HeartbeatForeign func(st *State, c *Call, g Group, req *kmsg.HeartbeatRequest) bool
+	LeaveForeign     func(st *State, c *Call, g Group, req *kmsg.LeaveGroupRequest) bool
+}
+
+func joinError(c *Call, req *kmsg.JoinGroupRequest, err error, memberID string) *kmsg.JoinGroupResponse {
+	resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+	resp.ErrorCode = ErrorCode(err)
+	resp.MemberID = memberID
+	resp.Generation = -1
+	if c != nil {
+		resp.Version = c.APIVersion
+	}
+	return resp
+}
+
+// JoinGroup handles JoinGroup v2–v9 on the shard (Kafka's classicGroupJoin; reference §1.6).
+// v0–v1 answer UNSUPPORTED_VERSION (KIP-896).
+func JoinGroup(req *kmsg.JoinGroupRequest) func(st *State, c *Call) {
+	return func(st *State, c *Call) {
+		if req.Version < 2 {
+			st.Reply(c, joinError(c, req, kerr.UnsupportedVersion, req.MemberID))
+			return
+		}
+		if req.Group == "" {
+			st.Reply(c, joinError(c, req, kerr.InvalidGroupID, req.MemberID))
+			return
+		}
+		session := time.Duration(req.SessionTimeoutMillis) * time.Millisecond
+		if session < st.Cfg.MinSessionTimeout || session > st.Cfg.MaxSessionTimeout {
+			st.Reply(c, joinError(c, req, kerr.InvalidSessionTimeout, req.MemberID))
+			return
+		}
+		if req.ProtocolType == "" || len(req.Protocols) == 0 {
+			st.Reply(c, joinError(c, req, kerr.InconsistentGroupProtocol, req.MemberID))
+			return
+		}
+		var g *ClassicGroup
+		switch existing := st.Groups[req.Group].(type) {
+		case nil:
+		case *ClassicGroup:
+			g = existing
+		default:
+			if ClassicHooks.JoinForeign != nil && ClassicHooks.JoinForeign(st, c, existing, req) {
+				return
+			}
+			if _, still := st.Groups[req.Group]; still {
+				st.Reply(c, joinError(c, req, kerr.InconsistentGroupProtocol, ""))
+				return
+			}
+		}
+		if g == nil {
+			if req.MemberID != "" {
+				st.Reply(c, joinError(c, req, kerr.UnknownMemberID, req.MemberID))
+				return
+			}
+			g = newSimpleClassicGroup(req.Group)
+			g.stateTime = st.Now
+			st.Groups[req.Group] = g
+		}
+		g.join(st, c, req, session)
+	}
+}
+
+func (g *ClassicGroup) join(st *State, c *Call, req *kmsg.JoinGroupRequest, session time.Duration) {
+	if g.state == ClassicDead {
+		st.Reply(c, joinError(c, req, kerr.CoordinatorNotAvailable, req.MemberID))
+		return
+	}
+	if !g.supportsProtocols(req) {
+		st.Reply(c, joinError(c, req, kerr.InconsistentGroupProtocol, req.MemberID))
+		return
+	}
+	if req.MemberID == "" {
+		g.joinUnknownMember(st, c, req, session)
+		return
+	}
+	g.joinKnownMember(st, c, req, session)
+}
+
+// supportsProtocols: an empty group takes any protocol type; otherwise the type must match and
+// at least one protocol must be supported by every member.
+func (g *ClassicGroup) supportsProtocols(req *kmsg.JoinGroupRequest) bool {
+	if g.state == ClassicEmpty && len(g.members) == 0 {
+		return true
+	}
+	if g.protocolType != "" && g.protocolType != req.ProtocolType {
+		return false
+	}
+	for _, p := range req.Protocols {
+		all := true
+		for _, m := range g.members {
+			if m.id == req.MemberID {
+				continue
+			}
+			if m.metadataFor(p.Name) == nil {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+func newMemberID(clientID string) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s-%x-%x-%x-%x-%x", clientID, b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+func (g *ClassicGroup) joinUnknownMember(st *State, c *Call, req *kmsg.JoinGroupRequest, session time.Duration) {
+	if len(g.members)+len(g.pending) >= st.Cfg.GroupMaxSize {
+		st.Reply(c, joinError(c, req, kerr.GroupMaxSizeReached, ""))
+		return
+	}
+	clientID := ""
+	if c != nil && c.ClientID != nil {
+		clientID = *c.ClientID
+	}
+	id := newMemberID(clientID)
+	if req.InstanceID != nil {
+		if old, ok := g.static[*req.InstanceID]; ok {
+			g.replaceStaticMember(st, c, req, session, old, id)
+			return
+		}
+		g.addMemberAndRebalance(st, c, req, session, id)
+		return
+	}
+	if req.Version >= 4 {
+		g.pending[id] = true
+		st.Timers.Schedule(pendingKey(g.id, id), st.Now.Add(session), func(st *State) {
+			delete(g.pending, id)
+			if g.state == ClassicPreparingRebalance {
+				g.maybeCompleteJoin(st)
+			}
+		})
+		st.Reply(c, joinError(c, req, kerr.MemberIDRequired, id))
+		return
+	}
+	g.addMemberAndRebalance(st, c, req, session, id)
+}
+
+func (g *ClassicGroup) joinKnownMember(st *State, c *Call, req *kmsg.JoinGroupRequest, session time.Duration) {
+	id := req.MemberID
+	if g.pending[id] {
+		delete(g.pending, id)
+		st.Timers.Cancel(pendingKey(g.id, id))
+		g.addMemberAndRebalance(st, c, req, session, id)
+		return
+	}
+	if err := g.checkMember(id, req.InstanceID); err != nil {
+		st.Reply(c, joinError(c, req, err, id))
+		return
+	}
+	m := g.members[id]
+	switch g.state {
+	case ClassicPreparingRebalance:
+		g.updateMember(st, m, c, req, session)
+		g.maybeCompleteJoin(st)
+	case ClassicCompletingRebalance:
+		if sameProtocols(m, req) {
+			// The member lost the join response: send the current generation again.
+			st.Reply(c, g.joinResponse(c, req, m))
+			return
+		}
+		g.updateMember(st, m, c, req, session)
+		g.prepareRebalance(st, "member "+id+" changed its protocols")
+	case ClassicStable:
+		if id == g.leader || !sameProtocols(m, req) {
+			g.updateMember(st, m, c, req, session)
+			g.prepareRebalance(st, "leader or changed member "+id+" rejoined")
+			return
+		}
+		g.scheduleSession(st, m)
+		st.Reply(c, g.joinResponse(c, req, m))
+	default:
+		st.Reply(c, joinError(c, req, kerr.UnknownMemberID, id))
+	}
+}
+
+func sameProtocols(m *classicMember, req *kmsg.JoinGroupRequest) bool {
+	if len(m.protocols) != len(req.Protocols) {
+		return false
+	}
+	for i, p := range req.Protocols {
+		if m.protocols[i].Name != p.Name || string(m.protocols[i].Metadata) != string(p.Metadata) {
+			return false
+		}
+	}
+	return true
+}
+
+func (g *ClassicGroup) updateMember(st *State, m *classicMember, c *Call, req *kmsg.JoinGroupRequest, session time.Duration) {
+	if m.joinCall != nil && m.joinCall != c {
+		// An older pending join of the same member is superseded.
+		st.Reply(m.joinCall, joinError(m.joinCall, req, kerr.UnknownMemberID, m.id))
+	}
+	m.protocols = m.protocols[:0]
+	for _, p := range req.Protocols {
+		m.protocols = append(m.protocols, classicProtocol{Name: p.Name, Metadata: append([]byte(nil), p.Metadata...)})
+	}
+	m.protocolType = req.ProtocolType
+	m.sessionTimeout = session
+	m.rebalanceTimeout = time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
+	if req.Version == 0 || req.RebalanceTimeoutMillis <= 0 {
+		m.rebalanceTimeout = session
+	}
+	m.joinCall = c
+	m.joinVersion = req.Version
+	if req.Reason != nil {
+		m.joinReason = *req.Reason
+	}
+}
+
+func (g *ClassicGroup) addMemberAndRebalance(st *State, c *Call, req *kmsg.JoinGroupRequest, session time.Duration, id string) {
+	m := &classicMember{id: id, instanceID: req.InstanceID, isNew: true}
+	if c != nil {
+		if c.ClientID != nil {
+			m.clientID = *c.ClientID
+		}
+		m.clientHost = c.ClientHost
+	}
+	g.updateMember(st, m, c, req, session)
+	if len(g.members) == 0 {
+		g.protocolType = req.ProtocolType
+	}
+	g.members[id] = m
+	if req.InstanceID != nil {
+		g.static[*req.InstanceID] = id
+	}
+	g.newMemberAdded = true
+	// A new member that never completes its join is dropped after this timeout.
+	st.Timers.Schedule(heartbeatKey(g.id, id), st.Now.Add(classicNewMemberJoinTimeout), func(st *State) {
+		g.expireMember(st, id)
+	})
+	if g.state == ClassicPreparingRebalance {
+		g.maybeCompleteJoin(st)
+		return
+	}
+	g.prepareRebalance(st, "new member "+id+" joined")
+}
+
+// replaceStaticMember gives a known group.instance.id a new member id (KIP-345). The old id's
+// pending requests are fenced. In a Stable group with unchanged protocols no rebalance happens.
+func (g *ClassicGroup) replaceStaticMember(st *State, c *Call, req *kmsg.JoinGroupRequest, session time.Duration, oldID, newID string) {
+	old := g.members[oldID]
+	if old.joinCall != nil {
+		st.Reply(old.joinCall, joinError(old.joinCall, req, kerr.FencedInstanceID, oldID))
+		old.joinCall = nil
+	}
+	if old.syncCall != nil {
+		st.Reply(old.syncCall, syncError(old.syncCall, kerr.FencedInstanceID))
+		old.syncCall = nil
+	}
+	st.Timers.Cancel(heartbeatKey(g.id, oldID))
+	delete(g.members, oldID)
+	m := old
+	m.id = newID
+	if c != nil && c.ClientID != nil {
+		m.clientID = *c.ClientID
+	}
+	if c != nil {
+		m.clientHost = c.ClientHost
+	}
+	g.members[newID] = m
+	g.static[*req.InstanceID] = newID
+	wasLeader := g.leader == oldID
+	if wasLeader {
+		g.leader = newID
+	}
+	switch {
+	case g.state == ClassicStable && sameProtocols(m, req) && (!wasLeader || req.Version >= 9):
+		m.sessionTimeout = session
+		m.rebalanceTimeout = time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
+		g.writeMetadata(st)
+		g.scheduleSession(st, m)
+		resp := g.joinResponse(c, req, m)
+		if wasLeader {
+			resp.SkipAssignment = true
+			resp.Members = g.joinMembers()
+		}
+		st.Reply(c, resp)
+	case g.state == ClassicCompletingRebalance && sameProtocols(m, req):
+		g.scheduleSession(st, m)
+		st.Reply(c, g.joinResponse(c, req, m))
+	default:
+		g.updateMember(st, m, c, req, session)
+		if g.state == ClassicPreparingRebalance {
+			g.maybeCompleteJoin(st)
+			return
+		}
+		g.prepareRebalance(st, "static member "+*req.InstanceID+" rejoined with changes")
+	}
+}
+
+// prepareRebalance moves the group to PreparingRebalance and arms the join timer: the initial
+// delay for an Empty group (group.initial.rebalance.delay.ms, extended per new member up to the
+// rebalance timeout), else the longest member rebalance timeout.
+func (g *ClassicGroup) prepareRebalance(st *State, reason string) {
+	if g.state == ClassicCompletingRebalance {
+		for _, m := range g.members {
+			m.assignment = nil
+			if m.syncCall != nil {
+				st.Reply(m.syncCall, syncError(m.syncCall, kerr.RebalanceInProgress))
+				m.syncCall = nil
+			}
+		}
+		st.Timers.Cancel(syncKey(g.id))
+	}
+	wasEmpty := g.state == ClassicEmpty
+	g.transition(st, ClassicPreparingRebalance)
+	st.Log.Debug("classic group preparing rebalance", "group", g.id, "reason", reason)
+	timeout := g.maxRebalanceTimeout()
+	if wasEmpty && st.Cfg.InitialRebalanceDelay > 0 {
+		delay := st.Cfg.InitialRebalanceDelay
+		if delay > timeout {
+			delay = timeout
+		}
+		g.initialDelayRemaining = timeout - delay
+		g.newMemberAdded = false
+		g.inInitialDelay = true
+		g.armInitialDelay(st, delay)
+		return
+	}
+	st.Timers.Schedule(joinKey(g.id), st.Now.Add(timeout), func(st *State) { g.completeJoin(st) })
+	g.maybeCompleteJoin(st)
+}
+
+func (g *ClassicGroup) armInitialDelay(st *State, delay time.Duration) {
+	st.Timers.Schedule(joinKey(g.id), st.Now.Add(delay), func(st *State) {
+		if g.newMemberAdded && g.initialDelayRemaining > 0 {
+			g.newMemberAdded = false
+			next := st.Cfg.InitialRebalanceDelay
+			if next > g.initialDelayRemaining {
+				next = g.initialDelayRemaining
+			}
+			g.initialDelayRemaining -= next
+			g.armInitialDelay(st, next)
+			return
+		}
+		g.completeJoin(st)
+	})
+}
+
+func (g *ClassicGroup) maxRebalanceTimeout() time.Duration {
+	var max time.Duration
+	for _, m := range g.members {
+		if m.rebalanceTimeout > max {
+			max = m.rebalanceTimeout
+		}
+	}
+	if max <= 0 {
+		max = st0
+	}
+	return max
+}
+
+const st0 = 60 * time.Second
+
+// maybeCompleteJoin completes the join phase early when every member has rejoined and no member
+// id handed out with MEMBER_ID_REQUIRED is outstanding (not during the initial delay).
+func (g *ClassicGroup) maybeCompleteJoin(st *State) {
+	if g.state != ClassicPreparingRebalance || g.initialDelayActive(st) {
+		return
+	}
+	if len(g.pending) > 0 {
+		return
+	}
+	for _, m := range g.members {
+		if m.joinCall == nil {
+			return
+		}
+	}
+	g.completeJoin(st)
+}
+
+func (g *ClassicGroup) initialDelayActive(*State) bool { return g.inInitialDelay }
+
+// completeJoin ends the join phase: members that did not rejoin are removed, the generation is
+// bumped, a protocol is chosen, and every waiting member gets its JoinGroup response (the leader
+// with the member list). An emptied group is persisted as Empty.
+func (g *ClassicGroup) completeJoin(st *State) {
+	if g.state != ClassicPreparingRebalance {
+		return
+	}
+	st.Timers.Cancel(joinKey(g.id))
+	g.initialDelayRemaining = 0
+	g.inInitialDelay = false
+	for _, id := range g.memberIDs() {
+		m := g.members[id]
+		if m.joinCall == nil {
+			g.removeMember(st, id)
+		}
+	}
+	g.generation++
+	if len(g.members) == 0 {
+		g.protocolName = ""
+		g.leader = ""
+		g.transition(st, ClassicEmpty)
+		g.writeMetadata(st)
+		return
+	}
+	if g.leader == "" || g.members[g.leader] == nil {
+		g.leader = g.memberIDs()[0]
+		for _, id := range g.memberIDs() { // prefer a member that joined with a pending call first
+			if g.members[id].joinCall != nil {
+				g.leader = id
+				break
+			}
+		}
+	}
+	g.protocolName = g.selectProtocol()
+	g.transition(st, ClassicCompletingRebalance)
+	for _, id := range g.memberIDs() {
+		m := g.members[id]
+		m.isNew = false
+		resp := g.joinResponse(m.joinCall, nil, m)
+		st.Reply(m.joinCall, resp)
+		m.joinCall = nil
+		g.scheduleSession(st, m)
+	}
+	st.Timers.Schedule(syncKey(g.id), st.Now.Add(g.maxRebalanceTimeout()), func(st *State) { g.expireSync(st) })
+}
+
+// selectProtocol picks the protocol with most votes, each member voting for its first listed
+// protocol that all members support; ties go to the earliest in the leader's preference.
+func (g *ClassicGroup) selectProtocol() string {
+	candidates := map[string]bool{}
+	first := true
+	for _, m := range g.members {
+		set := map[string]bool{}
+		for _, p := range m.protocols {
+			set[p.Name] = true
+		}
+		if first {
+			candidates = set
+			first = false
+			continue
+		}
+		for n := range candidates {
+			if !set[n] {
+				delete(candidates, n)
+			}
+		}
+	}
+	votes := map[string]int{}
+	for _, m := range g.members {
+		for _, p := range m.protocols {
+			if candidates[p.Name] {
+				votes[p.Name]++
+				break
+			}
+		}
+	}
+	best, bestVotes := "", -1
+	for _, p := range g.members[g.leader].protocols {
+		if candidates[p.Name] && votes[p.Name] > bestVotes {
+			best, bestVotes = p.Name, votes[p.Name]
+		}
+	}
+	return best
+}
+
+func (g *ClassicGroup) joinMembers() []kmsg.JoinGroupResponseMember {
+	var out []kmsg.JoinGroupResponseMember
+	for _, id := range g.memberIDs() {
+		m := g.members[id]
+		jm := kmsg.NewJoinGroupResponseMember()
+		jm.MemberID = m.id
+		jm.InstanceID = m.instanceID
+		jm.ProtocolMetadata = m.metadataFor(g.protocolName)
+		out = append(out, jm)
+	}
+	return out
+}
+
+func (g *ClassicGroup) joinResponse(c *Call, req *kmsg.JoinGroupRequest, m *classicMember) *kmsg.JoinGroupResponse {
+	resp := kmsg.NewPtrJoinGroupResponse()
+	if c != nil {
+		resp.Version = c.APIVersion
+	} else if req != nil {
+		resp.Version = req.Version
+	}
+	resp.Generation = g.generation
+	pt, pn := g.protocolType, g.protocolName
+	resp.ProtocolType = &pt
+	resp.Protocol = &pn
+	resp.LeaderID = g.leader
+	resp.MemberID = m.id
+	if m.id == g.leader {
+		resp.Members = g.joinMembers()
+	}
+	return resp
+}
+
+// removeMember drops a member and its timers (not its group's state transition).
+func (g *ClassicGroup) removeMember(st *State, id string) {
+	m := g.members[id]
+	if m == nil {
+		return
+	}
+	st.Timers.Cancel(heartbeatKey(g.id, id))
+	if m.instanceID != nil && g.static[*m.instanceID] == id {
+		delete(g.static, *m.instanceID)
+	}
+	delete(g.members, id)
+	if g.leader == id {
+		g.leader = ""
+	}
+}
+
+// expireMember removes a member whose session timed out and rebalances the group.
+func (g *ClassicGroup) expireMember(st *State, id string) {
+	m := g.members[id]
+	if m == nil {
+		return
+	}
+	if m.joinCall != nil && g.state == ClassicPreparingRebalance && !m.isNew {
+		return // it is waiting for the rebalance; the join timer governs it
+	}
+	if m.joinCall != nil {
+		st.Reply(m.joinCall, joinError(m.joinCall, &kmsg.JoinGroupRequest{Version: m.joinVersion}, kerr.UnknownMemberID, id))
+		m.joinCall = nil
+	}
+	if m.syncCall != nil {
+		st.Reply(m.syncCall, syncError(m.syncCall, kerr.UnknownMemberID))
+		m.syncCall = nil
+	}
+	st.Log.Info("classic group member session expired", "group", g.id, "member", id)
+	g.removeMember(st, id)
+	g.onMemberRemoved(st)
+}
+
+// onMemberRemoved moves the group on after a member left or expired.
+func (g *ClassicGroup) onMemberRemoved(st *State) {
+	switch g.state {
+	case ClassicStable, ClassicCompletingRebalance:
+		if len(g.members) == 0 {
+			g.prepareRebalance(st, "last member left")
+			g.completeJoin(st)
+			return
+		}
+		g.prepareRebalance(st, "member left")
+	case ClassicPreparingRebalance:
+		if len(g.members) == 0 && len(g.pending) == 0 {
+			g.completeJoin(st)
+			return
+		}
+		g.maybeCompleteJoin(st)
+	}
+}
+
+// expireSync handles members that did not send SyncGroup within the rebalance timeout.
+func (g *ClassicGroup) expireSync(st *State) {
+	if g.state != ClassicCompletingRebalance {
+		return
+	}
+	for _, id := range g.memberIDs() {
+		if g.members[id].syncCall == nil {
+			g.removeMember(st, id)
+		}
+	}
+	if len(g.members) == 0 {
+		g.prepareRebalance(st, "no member synced")
+		g.completeJoin(st)
+		return
+	}
+	g.prepareRebalance(st, "members did not sync in time")
+}
+
+func (g *ClassicGroup) scheduleSession(st *State, m *classicMember) {
+	id := m.id
+	st.Timers.Schedule(heartbeatKey(g.id, id), st.Now.Add(m.sessionTimeout), func(st *State) { g.expireMember(st, id) })
+}
+
+func heartbeatKey(g, m string) string { return "heartbeat-" + g + "-" + m }
+func pendingKey(g, m string) string   { return "pending-" + g + "-" + m }
+func joinKey(g string) string         { return "join-" + g }
+func syncKey(g string) string         { return "sync-" + g }

@@ -1,0 +1,245 @@
+package coordinator
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func syncError(c *Call, err error) *kmsg.SyncGroupResponse {
+	resp := kmsg.NewPtrSyncGroupResponse()
+	if c != nil {
+		resp.Version = c.APIVersion
+	}
+	resp.ErrorCode = ErrorCode(err)
+	resp.MemberAssignment = []byte{}
+	return resp
+}
+
+// SyncGroup handles SyncGroup v0–v5 (Kafka's classicGroupSync; reference §1.6). The leader's
+// assignment is persisted with the GroupMetadata record; every waiting member is answered once
+// that record is durable.
+func SyncGroup(req *kmsg.SyncGroupRequest) func(st *State, c *Call) {
+	return func(st *State, c *Call) {
+		if req.Group == "" {
+			st.Reply(c, syncError(c, kerr.InvalidGroupID))
+			return
+		}
+		raw, ok := st.Groups[req.Group]
+		if !ok {
+			st.Reply(c, syncError(c, kerr.UnknownMemberID))
+			return
+		}
+		g, ok := raw.(*ClassicGroup)
+		if !ok {
+			if ClassicHooks.SyncForeign != nil && ClassicHooks.SyncForeign(st, c, raw, req) {
+				return
+			}
+			st.Reply(c, syncError(c, kerr.UnknownMemberID))
+			return
+		}
+		if g.state == ClassicDead {
+			st.Reply(c, syncError(c, kerr.CoordinatorNotAvailable))
+			return
+		}
+		if err := g.checkMember(req.MemberID, req.InstanceID); err != nil {
+			st.Reply(c, syncError(c, err))
+			return
+		}
+		if req.Generation != g.generation {
+			st.Reply(c, syncError(c, kerr.IllegalGeneration))
+			return
+		}
+		if (req.ProtocolType != nil && *req.ProtocolType != g.protocolType) || (req.Protocol != nil && *req.Protocol != g.protocolName) {
+			st.Reply(c, syncError(c, kerr.InconsistentGroupProtocol))
+			return
+		}
+		m := g.members[req.MemberID]
+		switch g.state {
+		case ClassicEmpty:
+			st.Reply(c, syncError(c, kerr.UnknownMemberID))
+		case ClassicPreparingRebalance:
+			st.Reply(c, syncError(c, kerr.RebalanceInProgress))
+		case ClassicCompletingRebalance:
+			if m.syncCall != nil && m.syncCall != c {
+				st.Reply(m.syncCall, syncError(m.syncCall, kerr.UnknownMemberID))
+			}
+			m.syncCall = c
+			g.scheduleSession(st, m)
+			if req.MemberID == g.leader {
+				assigned := map[string][]byte{}
+				for _, a := range req.GroupAssignment {
+					assigned[a.MemberID] = a.MemberAssignment
+				}
+				for id, mm := range g.members {
+					mm.assignment = assigned[id]
+					if mm.assignment == nil {
+						mm.assignment = []byte{}
+					}
+				}
+				g.writeMetadata(st)
+				st.Timers.Cancel(syncKey(g.id))
+				g.transition(st, ClassicStable)
+				st.Metrics.CompletedRebalances++
+				for _, id := range g.memberIDs() {
+					mm := g.members[id]
+					if mm.syncCall != nil {
+						st.Reply(mm.syncCall, g.syncResponse(mm.syncCall, mm))
+						mm.syncCall = nil
+					}
+				}
+			}
+		case ClassicStable:
+			g.scheduleSession(st, m)
+			st.Reply(c, g.syncResponse(c, m))
+		}
+	}
+}
+
+func (g *ClassicGroup) syncResponse(c *Call, m *classicMember) *kmsg.SyncGroupResponse {
+	resp := kmsg.NewPtrSyncGroupResponse()
+	resp.Version = c.APIVersion
+	pt, pn := g.protocolType, g.protocolName
+	resp.ProtocolType = &pt
+	resp.Protocol = &pn
+	resp.MemberAssignment = m.assignment
+	if resp.MemberAssignment == nil {
+		resp.MemberAssignment = []byte{}
+	}
+	return resp
+}
+
+// Heartbeat handles Heartbeat v0–v4 (Kafka's validateClassicGroupHeartbeat).
+func Heartbeat(req *kmsg.HeartbeatRequest) func(st *State, c *Call) {
+	return func(st *State, c *Call) {
+		resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
+		reply := func(err error) { resp.ErrorCode = ErrorCode(err); st.Reply(c, resp) }
+		if req.Group == "" {
+			reply(kerr.InvalidGroupID)
+			return
+		}
+		raw, ok := st.Groups[req.Group]
+		if !ok {
+			reply(kerr.UnknownMemberID)
+			return
+		}
+		g, ok := raw.(*ClassicGroup)
+		if !ok {
+			if ClassicHooks.HeartbeatForeign != nil && ClassicHooks.HeartbeatForeign(st, c, raw, req) {
+				return
+			}
+			reply(kerr.UnknownMemberID)
+			return
+		}
+		if g.state == ClassicDead {
+			reply(kerr.CoordinatorNotAvailable)
+			return
+		}
+		if err := g.checkMember(req.MemberID, req.InstanceID); err != nil {
+			reply(err)
+			return
+		}
+		if req.Generation != g.generation {
+			reply(kerr.IllegalGeneration)
+			return
+		}
+		m := g.members[req.MemberID]
+		switch g.state {
+		case ClassicEmpty:
+			reply(kerr.UnknownMemberID)
+		case ClassicPreparingRebalance:
+			g.scheduleSession(st, m)
+			reply(kerr.RebalanceInProgress)
+		default:
+			g.scheduleSession(st, m)
+			reply(nil)
+		}
+	}
+}
+
+// LeaveGroup handles LeaveGroup v0–v5: v0–v2 one member, v3+ a batch with per-member codes.
+func LeaveGroup(req *kmsg.LeaveGroupRequest) func(st *State, c *Call) {
+	return func(st *State, c *Call) {
+		resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
+		members := req.Members
+		if req.Version < 3 {
+			members = []kmsg.LeaveGroupRequestMember{{MemberID: req.MemberID}}
+		}
+		if req.Group == "" {
+			resp.ErrorCode = kerr.InvalidGroupID.Code
+			st.Reply(c, resp)
+			return
+		}
+		raw, ok := st.Groups[req.Group]
+		if !ok {
+			if req.Version < 3 {
+				resp.ErrorCode = kerr.UnknownMemberID.Code
+			} else {
+				resp.ErrorCode = kerr.GroupIDNotFound.Code
+			}
+			st.Reply(c, resp)
+			return
+		}
+		g, ok := raw.(*ClassicGroup)
+		if !ok {
+			if ClassicHooks.LeaveForeign != nil && ClassicHooks.LeaveForeign(st, c, raw, req) {
+				return
+			}
+			resp.ErrorCode = kerr.UnknownMemberID.Code
+			st.Reply(c, resp)
+			return
+		}
+		if g.state == ClassicDead {
+			resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+			st.Reply(c, resp)
+			return
+		}
+		removed := false
+		for _, lm := range members {
+			rm := kmsg.NewLeaveGroupResponseMember()
+			rm.MemberID, rm.InstanceID = lm.MemberID, lm.InstanceID
+			id := lm.MemberID
+			var err error
+			switch {
+			case lm.InstanceID != nil:
+				owner, known := g.static[*lm.InstanceID]
+				switch {
+				case !known:
+					err = kerr.UnknownMemberID
+				case id != "" && owner != id:
+					err = kerr.FencedInstanceID
+				default:
+					id = owner
+				}
+			case g.pending[id]:
+				delete(g.pending, id)
+				st.Timers.Cancel(pendingKey(g.id, id))
+				removed = true
+			case g.members[id] == nil:
+				err = kerr.UnknownMemberID
+			}
+			if err == nil && g.members[id] != nil {
+				m := g.members[id]
+				if m.joinCall != nil {
+					st.Reply(m.joinCall, joinError(m.joinCall, &kmsg.JoinGroupRequest{Version: m.joinVersion}, kerr.UnknownMemberID, id))
+					m.joinCall = nil
+				}
+				if m.syncCall != nil {
+					st.Reply(m.syncCall, syncError(m.syncCall, kerr.UnknownMemberID))
+					m.syncCall = nil
+				}
+				g.removeMember(st, id)
+				removed = true
+			}
+			rm.ErrorCode = ErrorCode(err)
+			if req.Version < 3 {
+				resp.ErrorCode = rm.ErrorCode
+			} else {
+				resp.Members = append(resp.Members, rm)
+			}
+		}
+		if removed {
+			g.onMemberRemoved(st)
+		}
+		st.Reply(c, resp)
+	}
+}

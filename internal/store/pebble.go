@@ -1,0 +1,160 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Key layout in the shared Pebble DB (the data plane owns the 'd' prefix):
+//
+//	'c' shard(uint32 BE) recordKey  → record value   coordinator records
+//	'm' "shards"                    → uint32 BE      ClusterConfig.Shards
+//	'm' "epoch" shard(uint32 BE)    → int64 BE       lease epoch of a shard
+const (
+	prefixCoord = 'c'
+	prefixMeta  = 'm'
+)
+
+// Pebble is the embedded Store over a Pebble DB shared with the data plane.
+type Pebble struct {
+	db  *pebble.DB
+	cfg ClusterConfig
+	// syncWrites is false only in tests that measure non-durable paths.
+	syncWrites bool
+}
+
+// ErrShardCountChanged is returned by OpenPebble when the configured shard count differs from the
+// one the data dir was created with (Kafka cannot change offsets.topic.num.partitions either).
+var ErrShardCountChanged = errors.New("store: offsets.topic.num.partitions differs from the data dir's")
+
+// OpenPebble opens the coordinator store inside db, creating the cluster config on first use.
+func OpenPebble(db *pebble.DB, shards int32) (*Pebble, error) {
+	key := []byte{prefixMeta, 's', 'h', 'a', 'r', 'd', 's'}
+	v, closer, err := db.Get(key)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		if err := db.Set(key, binary.BigEndian.AppendUint32(nil, uint32(shards)), pebble.Sync); err != nil {
+			return nil, fmt.Errorf("store: writing cluster config: %w", err)
+		}
+	case err != nil:
+		return nil, fmt.Errorf("store: reading cluster config: %w", err)
+	default:
+		if len(v) != 4 {
+			closer.Close()
+			return nil, fmt.Errorf("store: corrupt cluster config key (%d bytes)", len(v))
+		}
+		have := int32(binary.BigEndian.Uint32(v))
+		closer.Close()
+		if have != shards {
+			return nil, fmt.Errorf("%w: data dir has %d, configured %d", ErrShardCountChanged, have, shards)
+		}
+	}
+	return &Pebble{db: db, cfg: ClusterConfig{Shards: shards}, syncWrites: true}, nil
+}
+
+// Config implements Store.
+func (p *Pebble) Config() ClusterConfig { return p.cfg }
+
+// Close implements Store; the DB itself is closed by its owner.
+func (p *Pebble) Close() error { return nil }
+
+// Acquire implements Store: bumps and persists the shard's lease epoch.
+func (p *Pebble) Acquire(ctx context.Context, shard int32) (Shard, error) {
+	if shard < 0 || shard >= p.cfg.Shards {
+		return nil, fmt.Errorf("store: shard %d out of range [0,%d)", shard, p.cfg.Shards)
+	}
+	ek := binary.BigEndian.AppendUint32([]byte{prefixMeta, 'e', 'p', 'o', 'c', 'h'}, uint32(shard))
+	var epoch int64
+	v, closer, err := p.db.Get(ek)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+	case err != nil:
+		return nil, err
+	default:
+		if len(v) == 8 {
+			epoch = int64(binary.BigEndian.Uint64(v))
+		}
+		closer.Close()
+	}
+	epoch++
+	if err := p.db.Set(ek, binary.BigEndian.AppendUint64(nil, uint64(epoch)), pebble.Sync); err != nil {
+		return nil, err
+	}
+	return &pebbleShard{p: p, id: shard, epoch: epoch, lost: make(chan struct{}),
+		prefix: binary.BigEndian.AppendUint32([]byte{prefixCoord}, uint32(shard))}, nil
+}
+
+type pebbleShard struct {
+	p      *Pebble
+	id     int32
+	epoch  int64
+	prefix []byte
+	lost   chan struct{}
+	mu     sync.Mutex // one Append at a time (the contract; the lock makes misuse safe)
+}
+
+func (s *pebbleShard) ID() int32                     { return s.id }
+func (s *pebbleShard) Epoch() int64                  { return s.epoch }
+func (s *pebbleShard) Lost() <-chan struct{}         { return s.lost }
+func (s *pebbleShard) Limits() BatchLimits           { return BatchLimits{Records: 1 << 20, Bytes: 256 << 20} }
+func (s *pebbleShard) Release(context.Context) error { return nil }
+
+func (s *pebbleShard) Load(ctx context.Context, fn func(Record) error) error {
+	upper := append([]byte(nil), s.prefix...)
+	upper = binary.BigEndian.AppendUint32(upper[:1], uint32(s.id)+1)
+	it, err := s.p.db.NewIter(&pebble.IterOptions{LowerBound: s.prefix, UpperBound: upper})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		k := it.Key()
+		if !bytes.HasPrefix(k, s.prefix) {
+			break
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return fmt.Errorf("store: shard %d: reading value: %w", s.id, err)
+		}
+		rec := Record{Key: append([]byte(nil), k[len(s.prefix):]...), Value: append([]byte(nil), v...)}
+		if err := fn(rec); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}
+
+func (s *pebbleShard) Append(ctx context.Context, recs []Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.p.db.NewBatch()
+	defer b.Close()
+	key := make([]byte, 0, 64)
+	for _, r := range recs {
+		key = append(key[:0], s.prefix...)
+		key = append(key, r.Key...)
+		var err error
+		if r.Value == nil {
+			err = b.Delete(key, nil)
+		} else {
+			err = b.Set(key, r.Value, nil)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	opts := pebble.Sync
+	if !s.p.syncWrites {
+		opts = pebble.NoSync
+	}
+	return b.Commit(opts)
+}
