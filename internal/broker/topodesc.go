@@ -51,3 +51,6 @@ func (b *Broker) closeTopologyDescriptionPlugin() {
 		}
 	}
 }
+
+// TopologyDescriptions exposes the KIP-1331 state (nil without a plugin; tests).
+func (b *Broker) TopologyDescriptions() *coordinator.TopologyDescriptions { return b.td }
