@@ -370,13 +370,11 @@ func TestKIP1331PermanentFailure(t *testing.T) {
 	}
 	// A topology upgrade (epoch 1) is solicited.
 	up := &tdMember{id: "m-big3", topologyEpoch: 1}
-	solicited := e.heartbeat("big", up)
-	if !solicited {
-		e.clock.Advance(2 * time.Second)
-		solicited = e.heartbeat("big", m) || e.heartbeat("big", up)
-	}
-	if !solicited {
+	if !e.heartbeat("big", up) {
 		t.Fatal("new topology epoch not solicited")
+	}
+	if d := e.describe("big", false); d.Topology == nil || d.Topology.Epoch != 1 {
+		t.Fatalf("topology not upgraded: %+v", d.Topology)
 	}
 	wantCode(t, "push at the new epoch", e.push("big", up.id, 1).ErrorCode, nil)
 }
@@ -494,6 +492,37 @@ func TestKIP1331DeleteGroups(t *testing.T) {
 	if v := e.metric("muster_group_coordinator_streams_group_topology_description_delete_error_total"); v != "1" {
 		t.Fatalf("delete_error %q", v)
 	}
+
+	// Order: while deleteTopology hangs, the group still exists; once the plugin call ends (here
+	// by failing), the group is deleted.
+	m := &tdMember{id: "m-ordered"}
+	e.heartbeat("ordered", m)
+	wantCode(t, "push ordered", e.push("ordered", m.id, 0).ErrorCode, nil)
+	e.leave("ordered", m)
+	e.store.FailNext(http.MethodDelete, topodesctest.Hang, 1)
+	done := make(chan int16, 1)
+	br := e.brokerOf(newClient(t, e.b.Addr()))
+	go func() {
+		req := kmsg.NewPtrDeleteGroupsRequest()
+		req.Groups = []string{"ordered"}
+		resp, err := req.RequestWith(e.ctx, br)
+		if err != nil || len(resp.Groups) != 1 {
+			done <- -1
+			return
+		}
+		done <- resp.Groups[0].ErrorCode
+	}()
+	eventually(t, "deleteTopology call", func() bool { return e.store.Calls(http.MethodDelete) == 3 })
+	if d := e.describe("ordered", false); d.ErrorCode != 0 {
+		t.Fatalf("group tombstoned before deleteTopology completed: %+v", d)
+	}
+	e.store.Close()
+	if code := <-done; code != 0 {
+		t.Fatalf("delete after a failed deleteTopology: code %d", code)
+	}
+	if d := e.describe("ordered", false); d.ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("ordered still exists: %+v", d)
+	}
 }
 
 // Rule 5: the periodic cleanup deletes the description of an Empty group whose offsets expired,
@@ -506,11 +535,12 @@ func TestKIP1331CleanupThenExpiry(t *testing.T) {
 	wantCode(t, "push", e.push("app", m.id, 0).ErrorCode, nil)
 	e.leave("app", m)
 
-	e.store.FailNext(http.MethodDelete, 500, 1)
-	e.clock.Advance(time.Minute)
-	eventually(t, "first cleanup cycle", func() bool { return e.store.Calls(http.MethodDelete) == 1 })
-	e.clock.Advance(time.Minute)
-	e.clock.Advance(time.Minute)
+	// Three failing cycles: the group is kept through the retention sweeps of those ticks.
+	e.store.FailNext(http.MethodDelete, 500, 3)
+	eventually(t, "three failed cleanup cycles", func() bool {
+		e.clock.Advance(time.Minute)
+		return e.store.Calls(http.MethodDelete) >= 3
+	})
 	if d := e.describe("app", false); d.ErrorCode != 0 {
 		t.Fatalf("group expired while its description was still stored: %+v", d)
 	}
