@@ -52,13 +52,12 @@ func (s *Service) attachTopologyDescriptions(ctx context.Context, groups []kmsg.
 		go func() {
 			defer wg.Done()
 			var res struct {
-				ok  bool
 				err error
 				d   *kmsg.StreamsGroupDescribeResponseGroupTopologyDescription
 			}
 			select {
 			case r := <-td.Plugin.GetTopology(ctx, d.Group, epoch):
-				res.ok, res.err = true, r.Err
+				res.err = r.Err
 				if r.Err == nil && r.Description != nil {
 					res.d = r.Description.ToDescribe()
 				}
