@@ -625,3 +625,25 @@ func TestKIP1331NoPlugin(t *testing.T) {
 		t.Fatalf("describe without flag: %+v", d)
 	}
 }
+
+// Rule 6: StoredTopologyEpoch survives a restart (disk plugin): describe is AVAILABLE after the
+// restart and the group is not re-solicited.
+func TestKIP1331DiskPluginSurvivesRestart(t *testing.T) {
+	e := startTD(t, false, "group.streams.topology.description.plugin.class=disk")
+	m := &tdMember{id: "m"}
+	if !e.heartbeat("app", m) {
+		t.Fatal("not solicited")
+	}
+	wantCode(t, "push", e.push("app", m.id, 0).ErrorCode, nil)
+	e.restart()
+	if e.heartbeat("app", m) {
+		t.Fatal("re-solicited after a restart although the description is stored")
+	}
+	d := e.describe("app", true)
+	if d.TopologyDescriptionStatus != coordinator.StreamsTopologyDescriptionAvailable {
+		t.Fatalf("after restart: %+v", d)
+	}
+	if got, err := topology.FromDescribe(d.TopologyDescription); err != nil || !got.Equal(tdDescription(t)) {
+		t.Fatalf("described topology differs: %v", err)
+	}
+}
