@@ -1,0 +1,274 @@
+package assign
+
+import (
+	"slices"
+)
+
+// topicInfo is one subscribed topic with a known partition count.
+type topicInfo struct {
+	id  TopicID
+	n   int32 // partition count
+	off int32 // index of partition 0 in the builder's flat partition arrays
+}
+
+// builder holds the state shared by the assignors. Partitions are numbered
+// globally: partition p of topic t is gp = topics[t].off + p.
+type builder struct {
+	members  []*MemberSpec // sorted by the assignor's member order
+	topics   []topicInfo   // sorted by topic id
+	topicIdx map[TopicID]int32
+	total    int // number of partitions over all topics
+
+	subs        [][]int32 // per member: sorted topic indices it subscribes to
+	homogeneous bool      // all members subscribe to the same topics
+	subscribers [][]int32 // per topic: ascending member indices (heterogeneous groups only)
+
+	// owner[gp] is the member index owning gp, -1 when unassigned, and
+	// -(m+2) when unassigned but previously held by member m (give-back hint).
+	owner []int32
+
+	racks rackInfo
+
+	// scratch for fill
+	left      []int32
+	rackQueue [][]int32
+	rackCur   []int
+	buckets   [][]int32
+}
+
+func newBuilder(spec *GroupSpec, md TopicMetadata, order func(a, b *MemberSpec) int) (*builder, error) {
+	if spec == nil {
+		return nil, errorf("nil group spec")
+	}
+	if md == nil {
+		return nil, errorf("nil topic metadata")
+	}
+	b := &builder{members: make([]*MemberSpec, len(spec.Members))}
+	for i := range spec.Members {
+		if spec.Members[i].MemberID == "" {
+			return nil, errorf("member %d has an empty member id", i)
+		}
+		b.members[i] = &spec.Members[i]
+	}
+	slices.SortFunc(b.members, order)
+	for i := 1; i < len(b.members); i++ {
+		if b.members[i].MemberID == b.members[i-1].MemberID {
+			return nil, errorf("duplicate member id %q", b.members[i].MemberID)
+		}
+	}
+	if len(b.members) == 0 {
+		return b, nil
+	}
+
+	// Known topics, each looked up once.
+	counts := make(map[TopicID]int32)
+	for _, m := range b.members {
+		for _, id := range m.Subscribed {
+			if _, ok := counts[id]; ok {
+				continue
+			}
+			n := md.Partitions(id)
+			if n < -1 {
+				return nil, errorf("topic %x has invalid partition count %d", id, n)
+			}
+			counts[id] = n
+		}
+	}
+	for id, n := range counts {
+		if n >= 0 {
+			b.topics = append(b.topics, topicInfo{id: id, n: n})
+		}
+	}
+	slices.SortFunc(b.topics, func(x, y topicInfo) int { return compareTopicID(x.id, y.id) })
+	b.topicIdx = make(map[TopicID]int32, len(b.topics))
+	for t := range b.topics {
+		b.topics[t].off = int32(b.total)
+		b.total += int(b.topics[t].n)
+		if b.total > 1<<31-2 {
+			return nil, errorf("too many partitions")
+		}
+		b.topicIdx[b.topics[t].id] = int32(t)
+	}
+
+	// Subscriptions as sorted, de-duplicated topic indices.
+	b.subs = make([][]int32, len(b.members))
+	b.homogeneous = true
+	for m, ms := range b.members {
+		s := make([]int32, 0, len(ms.Subscribed))
+		for _, id := range ms.Subscribed {
+			if t, ok := b.topicIdx[id]; ok {
+				s = append(s, t)
+			}
+		}
+		slices.Sort(s)
+		s = slices.Compact(s)
+		b.subs[m] = s
+		if m > 0 && !slices.Equal(s, b.subs[0]) {
+			b.homogeneous = false
+		}
+	}
+	if !b.homogeneous {
+		b.subscribers = make([][]int32, len(b.topics))
+		for m, s := range b.subs {
+			for _, t := range s {
+				b.subscribers[t] = append(b.subscribers[t], int32(m))
+			}
+		}
+	}
+
+	b.owner = make([]int32, b.total)
+	for i := range b.owner {
+		b.owner[i] = -1
+	}
+	b.racks.load(b, md)
+	return b, nil
+}
+
+// subscribed reports whether member m subscribes to topic t.
+func (b *builder) subscribed(m int, t int32) bool {
+	_, ok := slices.BinarySearch(b.subs[m], t)
+	return ok
+}
+
+// currentTopics returns the indices of the known topics in member m's current
+// assignment, sorted, in buf.
+func (b *builder) currentTopics(m int, buf []int32) []int32 {
+	buf = buf[:0]
+	for id := range b.members[m].Current {
+		if t, ok := b.topicIdx[id]; ok {
+			buf = append(buf, t)
+		}
+	}
+	slices.Sort(buf)
+	return buf
+}
+
+// claimable reports whether member m may keep partition p of topic t from its
+// current assignment. A partition it may not keep only because of a rack
+// mismatch is marked with a give-back hint for m.
+func (b *builder) claimable(m int, t int32, p int32) bool {
+	if p < 0 || p >= b.topics[t].n {
+		return false
+	}
+	gp := b.topics[t].off + p
+	if b.owner[gp] >= 0 {
+		return false // held by a member earlier in the order (duplicate input)
+	}
+	if !b.racks.keepMismatched && b.racks.mismatch(m, gp) {
+		if b.owner[gp] == -1 {
+			b.owner[gp] = -int32(m) - 2
+		}
+		return false
+	}
+	return true
+}
+
+// fill gives every partition in parts (global numbers, unassigned) to a member
+// of cands (in order) with remaining quota rem[m] > 0, decrementing rem.
+// The sum of rem over cands must be at least len(parts).
+//
+// With rack awareness, partitions first go to members on a rack holding one
+// of their replicas (fewest matching racks first when byMatchCount, else in
+// the order given); the rest go back to their previous owner when it has room
+// (give-back hint), then to the first members in cands with room.
+func (b *builder) fill(parts []int32, cands []int32, rem []int32, byMatchCount bool) error {
+	left := append(b.left[:0], parts...)
+	if b.racks.aware {
+		left = b.fillRackAware(left, cands, rem, byMatchCount)
+	}
+	// Give back to the previous owner.
+	k := 0
+	for _, gp := range left {
+		if o := b.owner[gp]; o <= -2 {
+			if h := -o - 2; rem[h] > 0 {
+				b.owner[gp] = h
+				rem[h]--
+				continue
+			}
+		}
+		left[k] = gp
+		k++
+	}
+	left = left[:k]
+	ci := 0
+	for _, gp := range left {
+		for ci < len(cands) && rem[cands[ci]] <= 0 {
+			ci++
+		}
+		if ci == len(cands) {
+			b.left = left
+			return errUnassigned
+		}
+		b.owner[gp] = cands[ci]
+		rem[cands[ci]]--
+	}
+	b.left = left
+	return nil
+}
+
+// fillRackAware assigns the partitions of left that have a replica on the
+// rack of a candidate with room, and returns the others (reusing left).
+func (b *builder) fillRackAware(left []int32, cands []int32, rem []int32, byMatchCount bool) []int32 {
+	r := &b.racks
+	if b.rackQueue == nil {
+		b.rackQueue = make([][]int32, len(r.names))
+		b.rackCur = make([]int, len(r.names))
+	}
+	any := false
+	for i := range b.rackQueue {
+		b.rackQueue[i] = b.rackQueue[i][:0]
+		b.rackCur[i] = 0
+	}
+	for _, m := range cands {
+		if rem[m] > 0 && r.member[m] >= 0 {
+			b.rackQueue[r.member[m]] = append(b.rackQueue[r.member[m]], m)
+			any = true
+		}
+	}
+	if !any {
+		return left
+	}
+	order := left
+	if byMatchCount {
+		// Counting sort by number of matching racks; 0-match partitions are
+		// not candidates here.
+		if b.buckets == nil {
+			b.buckets = make([][]int32, len(r.names)+1)
+		}
+		for i := range b.buckets {
+			b.buckets[i] = b.buckets[i][:0]
+		}
+		for _, gp := range left {
+			c := r.count(gp)
+			b.buckets[c] = append(b.buckets[c], gp)
+		}
+		order = order[:0:0]
+		for c := 1; c < len(b.buckets); c++ {
+			order = append(order, b.buckets[c]...)
+		}
+		left = append(left[:0], b.buckets[0]...)
+	} else {
+		order = slices.Clone(left)
+		left = left[:0]
+	}
+	for _, gp := range order {
+		done := false
+		for _, rk := range r.of(gp) {
+			q, c := b.rackQueue[rk], b.rackCur[rk]
+			for c < len(q) && rem[q[c]] <= 0 {
+				c++
+			}
+			b.rackCur[rk] = c
+			if c < len(q) {
+				b.owner[gp] = q[c]
+				rem[q[c]]--
+				done = true
+				break
+			}
+		}
+		if !done {
+			left = append(left, gp)
+		}
+	}
+	return left
+}

@@ -1,0 +1,90 @@
+package assign
+
+// uniformHomogeneous assigns when every member subscribes to the same topics
+// (Kafka: UniformHomogeneousAssignmentBuilder). Each member's quota is
+// floor(total/members); total%members members get one more. Members keep
+// their current partitions up to quota+1; the extra slots go first to members
+// already holding quota+1 partitions (in member order), the others give one
+// back. Unassigned partitions are then handed to members with room.
+func (b *builder) uniformHomogeneous() error {
+	nm := int32(len(b.members))
+	minQ := int32(b.total) / nm
+	extra := int32(b.total) % nm
+	maxKeep := minQ
+	if extra > 0 {
+		maxKeep++
+	}
+
+	cnt := make([]int32, nm)
+	lastGP := make([]int32, nm) // the last partition each member kept
+	var buf []int32
+	for m := range b.members {
+		cur := b.members[m].Current
+		if len(cur) == 0 || maxKeep == 0 {
+			continue
+		}
+		buf = b.currentTopics(m, buf)
+	topics:
+		for _, t := range buf {
+			for _, p := range cur[b.topics[t].id] {
+				if cnt[m] == maxKeep {
+					break topics
+				}
+				if !b.claimable(m, t, p) {
+					continue
+				}
+				gp := b.topics[t].off + p
+				b.owner[gp] = int32(m)
+				cnt[m]++
+				lastGP[m] = gp
+			}
+		}
+	}
+
+	// Quotas: extra slots to members already at minQ+1, then in member order.
+	rem := make([]int32, nm)
+	slots := extra
+	for m := range cnt {
+		rem[m] = -1
+		if extra > 0 && cnt[m] == maxKeep {
+			if slots > 0 {
+				slots--
+				rem[m] = 0
+			} else {
+				b.owner[lastGP[m]] = -1
+				cnt[m]--
+			}
+		}
+	}
+	for m := range cnt {
+		if rem[m] >= 0 {
+			continue
+		}
+		q := minQ
+		if slots > 0 {
+			slots--
+			q++
+		}
+		rem[m] = q - cnt[m]
+	}
+
+	unassigned := make([]int32, 0, b.total-int(sum(cnt)))
+	for gp, o := range b.owner {
+		if o < 0 {
+			unassigned = append(unassigned, int32(gp))
+		}
+	}
+	cands := make([]int32, nm)
+	for m := range cands {
+		cands[m] = int32(m)
+	}
+	return b.fill(unassigned, cands, rem, true)
+}
+
+func sum(xs []int32) int64 {
+	var s int64
+	for _, x := range xs {
+		s += int64(x)
+	}
+	return s
+}
