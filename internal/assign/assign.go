@@ -20,9 +20,13 @@
 // Rack awareness: when members have racks and partitions have replicas on
 // some but not all of those racks, the assignors prefer to give a member
 // partitions that have a replica on the member's rack, without giving up
-// balance. Partitions held on a rack without a replica are then not kept for
-// stickiness (as Kafka's rack-aware uniform builder did), but go back to their
-// previous owner when no member on a matching rack has room.
+// balance. In homogeneous uniform and in range, a partition held by a member
+// on a rack without a replica is not kept for stickiness (as Kafka's
+// rack-aware uniform builder did) but goes back to its previous owner when no
+// member on a matching rack has room, so a stable group stays stable. The
+// heterogeneous uniform builder keeps such partitions (its water-filling could
+// not guarantee the give-back) and uses racks when placing new partitions and
+// when choosing which partitions to move while balancing.
 package assign
 
 import (

@@ -62,7 +62,20 @@ func newBuilder(spec *GroupSpec, md TopicMetadata, order func(a, b *MemberSpec) 
 
 	// Known topics, each looked up once.
 	counts := make(map[TopicID]int32)
+	type sliceKey struct {
+		p *TopicID
+		n int
+	}
+	seen := map[sliceKey]bool{}
 	for _, m := range b.members {
+		if len(m.Subscribed) == 0 {
+			continue
+		}
+		key := sliceKey{&m.Subscribed[0], len(m.Subscribed)}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
 		for _, id := range m.Subscribed {
 			if _, ok := counts[id]; ok {
 				continue
@@ -93,7 +106,21 @@ func newBuilder(spec *GroupSpec, md TopicMetadata, order func(a, b *MemberSpec) 
 	// Subscriptions as sorted, de-duplicated topic indices.
 	b.subs = make([][]int32, len(b.members))
 	b.homogeneous = true
+	// Members sharing one Subscribed slice (same array, same length) are
+	// resolved once: coordinators typically share identical subscriptions.
+	resolved := map[sliceKey][]int32{}
 	for m, ms := range b.members {
+		var key sliceKey
+		if len(ms.Subscribed) > 0 {
+			key = sliceKey{&ms.Subscribed[0], len(ms.Subscribed)}
+			if s, ok := resolved[key]; ok {
+				b.subs[m] = s
+				if m > 0 && !sameInts(s, b.subs[0]) {
+					b.homogeneous = false
+				}
+				continue
+			}
+		}
 		s := make([]int32, 0, len(ms.Subscribed))
 		for _, id := range ms.Subscribed {
 			if t, ok := b.topicIdx[id]; ok {
@@ -102,8 +129,11 @@ func newBuilder(spec *GroupSpec, md TopicMetadata, order func(a, b *MemberSpec) 
 		}
 		slices.Sort(s)
 		s = slices.Compact(s)
+		if key.p != nil {
+			resolved[key] = s
+		}
 		b.subs[m] = s
-		if m > 0 && !slices.Equal(s, b.subs[0]) {
+		if m > 0 && !sameInts(s, b.subs[0]) {
 			b.homogeneous = false
 		}
 	}
@@ -271,4 +301,12 @@ func (b *builder) fillRackAware(left []int32, cands []int32, rem []int32, byMatc
 		}
 	}
 	return left
+}
+
+// sameInts is slices.Equal with a shortcut for the same backing array.
+func sameInts(a, b []int32) bool {
+	if len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0]) {
+		return true
+	}
+	return slices.Equal(a, b)
 }

@@ -11,6 +11,26 @@ func (b *builder) output() Assignment {
 		lists := make([][]int32, len(b.members))
 		cnt := make([]int32, len(b.members))
 		var touched []int32
+		// First pass: number of topics per member, to size the maps.
+		ntop := make([]int32, len(b.members))
+		for _, t := range b.topics {
+			for _, m := range b.owner[t.off : t.off+t.n] {
+				if m >= 0 && cnt[m] == 0 {
+					cnt[m] = 1
+					touched = append(touched, m)
+				}
+			}
+			for _, m := range touched {
+				cnt[m] = 0
+				ntop[m]++
+			}
+			touched = touched[:0]
+		}
+		for m, n := range ntop {
+			if n > 0 {
+				maps[m] = make(map[TopicID][]int32, n)
+			}
+		}
 		pos := 0
 		for _, t := range b.topics {
 			seg := b.owner[t.off : t.off+t.n]
@@ -33,9 +53,6 @@ func (b *builder) output() Assignment {
 				}
 			}
 			for _, m := range touched {
-				if maps[m] == nil {
-					maps[m] = make(map[TopicID][]int32, min(len(b.subs[m]), 8))
-				}
 				maps[m][t.id] = lists[m]
 				cnt[m] = 0
 			}

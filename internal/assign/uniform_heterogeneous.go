@@ -92,13 +92,7 @@ func (b *builder) heterogeneousTopicOrder() []int32 {
 // it to load[m], and returns the receiving members, least loaded first (ties
 // by member index), reusing buf.
 func waterFill(subs []int32, load, rem []int32, k int64, buf []int32) []int32 {
-	s := append(buf[:0], subs...)
-	slices.SortFunc(s, func(x, y int32) int {
-		if c := cmp.Compare(load[x], load[y]); c != 0 {
-			return c
-		}
-		return cmp.Compare(x, y)
-	})
+	s := sortByLoad(subs, load, buf)
 	level := int64(load[s[0]])
 	j := 1
 	used := int64(0)
@@ -309,4 +303,39 @@ func (h *loadHeap) popValid(ok func(int32) bool) int32 {
 		}
 	}
 	return -1
+}
+
+// sortByLoad returns subs (ascending member indices) ordered by load, ties by
+// member index, in buf. Loads usually span a narrow range, so a counting sort
+// (stable, hence keeping index order) is used when the range is at most
+// 4·len(subs); otherwise a comparison sort.
+func sortByLoad(subs []int32, load []int32, buf []int32) []int32 {
+	s := append(buf[:0], subs...)
+	lo, hi := load[subs[0]], load[subs[0]]
+	for _, m := range subs[1:] {
+		lo, hi = min(lo, load[m]), max(hi, load[m])
+	}
+	if int64(hi)-int64(lo) > 4*int64(len(subs)) || !slices.IsSorted(subs) {
+		slices.SortFunc(s, func(x, y int32) int {
+			if c := cmp.Compare(load[x], load[y]); c != 0 {
+				return c
+			}
+			return cmp.Compare(x, y)
+		})
+		return s
+	}
+	width := int(hi-lo) + 1
+	pos := make([]int32, width+1)
+	for _, m := range subs {
+		pos[load[m]-lo+1]++
+	}
+	for i := 1; i <= width; i++ {
+		pos[i] += pos[i-1]
+	}
+	for _, m := range subs {
+		k := load[m] - lo
+		s[pos[k]] = m
+		pos[k]++
+	}
+	return s
 }

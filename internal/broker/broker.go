@@ -1,0 +1,263 @@
+// Package broker assembles muster: the Pebble store shared by the data plane and the coordinator,
+// the coordinator runtime, the Kafka listener and the HTTP endpoints (/healthz, /readyz,
+// /metrics).
+package broker
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/muster-io/muster/internal/config"
+	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/data"
+	"github.com/muster-io/muster/internal/server"
+	"github.com/muster-io/muster/internal/store"
+)
+
+// Options configure a broker.
+type Options struct {
+	Listen     string // Kafka listener, e.g. 127.0.0.1:9092 (port 0 = any)
+	HTTPListen string // "" = no HTTP endpoints
+	DataDir    string
+	Config     *config.Values
+	Log        *slog.Logger
+	// Clock drives the coordinator (tests pass a ManualClock); nil = wall clock.
+	Clock coordinator.Clock
+}
+
+// Broker is a running muster.
+type Broker struct {
+	opts    Options
+	log     *slog.Logger
+	db      *pebble.DB
+	plane   *data.Plane
+	rt      *coordinator.Runtime
+	svc     *coordinator.Service
+	srv     *server.Server
+	ln      net.Listener
+	httpLn  net.Listener
+	httpSrv *http.Server
+	reg     *prometheus.Registry
+	metrics *runtimeMetrics
+	wg      sync.WaitGroup
+	closeMu sync.Once
+}
+
+// Start opens the data dir, loads the coordinator shards in the background and starts serving.
+func Start(opts Options) (*Broker, error) {
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	if opts.Config == nil {
+		opts.Config = config.Defaults()
+	}
+	if opts.Clock == nil {
+		opts.Clock = coordinator.WallClock{}
+	}
+	b := &Broker{opts: opts, log: opts.Log}
+	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	db, err := pebble.Open(filepath.Join(opts.DataDir, "pebble"), &pebble.Options{Logger: quietPebbleLogger{opts.Log}})
+	if err != nil {
+		return nil, fmt.Errorf("opening the store in %s (a corrupt or unreadable data dir refuses to start): %w", opts.DataDir, err)
+	}
+	b.db = db
+	fail := func(err error) (*Broker, error) {
+		b.Close()
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", opts.Listen)
+	if err != nil {
+		return fail(fmt.Errorf("listen %s: %w", opts.Listen, err))
+	}
+	b.ln = ln
+	host, port, err := advertised(opts.Config, ln.Addr().String())
+	if err != nil {
+		return fail(err)
+	}
+	v := opts.Config
+	clusterID := v.String("cluster.id")
+	if clusterID == "" {
+		sum := sha256.Sum256([]byte(filepath.Clean(opts.DataDir)))
+		clusterID = base64.RawURLEncoding.EncodeToString(sum[:16])
+	}
+	plane, err := data.Open(db, data.Config{
+		NodeID: v.NodeID(), AdvertisedHost: host, AdvertisedPort: port, Rack: v.String("broker.rack"),
+		ClusterID: clusterID, NumPartitions: int32(v.Int("num.partitions")),
+		DefaultReplicationFactor: int16(v.Int("default.replication.factor")),
+		AutoCreateTopics:         v.Bool("auto.create.topics.enable"), Now: opts.Clock.Now,
+	}, opts.Log)
+	if err != nil {
+		return fail(fmt.Errorf("loading partitions: %w", err))
+	}
+	b.plane = plane
+	cst, err := store.OpenPebble(db, int32(v.Int("offsets.topic.num.partitions")))
+	if err != nil {
+		return fail(err)
+	}
+	ccfg := coordinator.ConfigFrom(v)
+	ccfg.Topics = topicSource{plane}
+	ccfg.AdvertisedHost, ccfg.AdvertisedPort = host, port
+	b.metrics = newRuntimeMetrics()
+	b.rt = coordinator.NewRuntime(ccfg, cst, opts.Clock, opts.Log, int(v.Int("muster.shard.queue.depth")), b.metrics.hooks())
+	b.svc = &coordinator.Service{RT: b.rt, Cfg: ccfg, Log: opts.Log, Extra: map[string]any{}}
+	plane.Subscribe(b.onTopicChange)
+	b.rt.Start()
+
+	b.srv = server.New(server.Options{
+		MaxRequestBytes:  int32(v.Int("socket.request.max.bytes")),
+		MaxConnections:   int(v.Int("muster.max.connections")),
+		MaxInflightBytes: v.Int("muster.connection.max.inflight.bytes"),
+	}, opts.Log)
+	b.registerHandlers()
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		if err := b.srv.Serve(ln); err != nil {
+			b.log.Error("kafka listener stopped", "err", err)
+		}
+	}()
+	if opts.HTTPListen != "" {
+		if err := b.startHTTP(); err != nil {
+			return fail(err)
+		}
+	}
+	b.log.Info("muster serving", "kafka", ln.Addr().String(), "advertised", net.JoinHostPort(host, strconv.Itoa(int(port))),
+		"http", opts.HTTPListen, "data_dir", opts.DataDir, "shards", ccfg.Shards)
+	return b, nil
+}
+
+// advertised picks the host:port clients should use: advertised.listeners' first PLAINTEXT
+// entry, else the bound listener address.
+func advertised(v *config.Values, bound string) (string, int32, error) {
+	addr := bound
+	if al := v.String("advertised.listeners"); al != "" {
+		first := strings.Split(al, ",")[0]
+		if i := strings.Index(first, "://"); i >= 0 {
+			first = first[i+3:]
+		}
+		addr = first
+	}
+	host, ps, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("advertised.listeners %q: %w", addr, err)
+	}
+	port, err := strconv.Atoi(ps)
+	if err != nil {
+		return "", 0, fmt.Errorf("advertised.listeners %q: bad port", addr)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return host, int32(port), nil
+}
+
+// Addr is the Kafka listener's address.
+func (b *Broker) Addr() string { return b.ln.Addr().String() }
+
+// HTTPAddr is the HTTP listener's address ("" if none).
+func (b *Broker) HTTPAddr() string {
+	if b.httpLn == nil {
+		return ""
+	}
+	return b.httpLn.Addr().String()
+}
+
+// Runtime exposes the coordinator runtime (tests).
+func (b *Broker) Runtime() *coordinator.Runtime { return b.rt }
+
+// Plane exposes the data plane (tests).
+func (b *Broker) Plane() *data.Plane { return b.plane }
+
+// WaitReady blocks until every shard is loaded or ctx ends.
+func (b *Broker) WaitReady(ctx context.Context) error {
+	for !b.rt.Ready() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// Close stops the listeners, drains the coordinator (in-flight batches commit) and closes the
+// store. SIGTERM runs this; SIGKILL loses nothing acknowledged because acknowledgements follow
+// fsync.
+func (b *Broker) Close() error {
+	var err error
+	b.closeMu.Do(func() {
+		if b.httpSrv != nil {
+			b.httpSrv.Close()
+		}
+		if b.srv != nil {
+			b.srv.Close()
+		} else if b.ln != nil {
+			b.ln.Close()
+		}
+		b.wg.Wait()
+		if b.rt != nil {
+			b.rt.Close()
+		}
+		if b.plane != nil {
+			b.plane.Close()
+		}
+		if b.db != nil {
+			err = b.db.Close()
+		}
+	})
+	return err
+}
+
+// onTopicChange tells the coordinator about topic changes: deleted topics lose their committed
+// offsets; group types that care (KIP-1101 hashes, regex subscriptions) are told through hooks.
+func (b *Broker) onTopicChange(ev data.TopicChange) {
+	var deleted []string
+	for _, t := range ev.Deleted {
+		deleted = append(deleted, t.Name)
+	}
+	if len(deleted) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for i := int32(0); i < b.rt.Shards(); i++ {
+			if _, err := b.rt.DoShard(ctx, i, coordinator.Meta{}, coordinator.DeleteTopicOffsets(deleted)); err != nil {
+				b.log.Warn("deleting committed offsets of deleted topics", "shard", i, "err", err)
+			}
+		}
+	}
+	var changed []string
+	for _, set := range [][]data.TopicInfo{ev.Created, ev.Deleted, ev.Resized} {
+		for _, t := range set {
+			changed = append(changed, t.Name)
+		}
+	}
+	for _, h := range coordinator.TopicChangeHooks {
+		h(b.svc, changed)
+	}
+}
+
+var errNotReady = errors.New("not ready")
+
+// handle adapts a kmsg handler to the server.
+func coordHandler(svc *coordinator.Service) server.Handler {
+	return func(ctx context.Context, r *server.Request) kmsg.Response {
+		return svc.Handle(ctx, coordinator.Meta{APIVersion: r.Header.APIVersion, ClientID: r.Header.ClientID, ClientHost: "/" + r.ClientHost}, r.Body)
+	}
+}

@@ -1,0 +1,250 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/muster-io/muster/internal/coordinator"
+)
+
+// runtimeMetrics are the coordinator runtime's own metrics (Kafka's
+// GroupCoordinatorRuntimeMetrics in spirit): batch commits, their size and latency, shard loads.
+type runtimeMetrics struct {
+	commitLatency *prometheus.HistogramVec
+	batchSize     prometheus.Histogram
+	commitErrors  prometheus.Counter
+	loadTime      *prometheus.GaugeVec
+	loadRecords   *prometheus.GaugeVec
+	loadErrors    prometheus.Counter
+}
+
+func newRuntimeMetrics() *runtimeMetrics {
+	return &runtimeMetrics{
+		commitLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: "muster", Subsystem: "coordinator", Name: "batch_commit_seconds",
+			Help:    "Latency of one durable batch commit (fsync included).",
+			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 16),
+		}, []string{"result"}),
+		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "muster", Subsystem: "coordinator", Name: "batch_records",
+			Help: "Records per committed batch (group commit).", Buckets: prometheus.ExponentialBuckets(1, 2, 14),
+		}),
+		commitErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "muster", Subsystem: "coordinator", Name: "batch_commit_errors_total",
+			Help: "Batch commits that failed (the shard reloads; its requests get NOT_COORDINATOR).",
+		}),
+		loadTime: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "muster", Subsystem: "coordinator", Name: "shard_load_seconds",
+			Help: "Time the last load of each shard took.",
+		}, []string{"shard"}),
+		loadRecords: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "muster", Subsystem: "coordinator", Name: "shard_load_records",
+			Help: "Records replayed by the last load of each shard.",
+		}, []string{"shard"}),
+		loadErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "muster", Subsystem: "coordinator", Name: "shard_load_errors_total",
+			Help: "Shard loads that failed (retried with back-off).",
+		}),
+	}
+}
+
+func (m *runtimeMetrics) hooks() coordinator.RuntimeHooks {
+	return coordinator.RuntimeHooks{
+		OnCommit: func(shard int32, n int, d time.Duration, err error) {
+			res := "ok"
+			if err != nil {
+				res = "error"
+				m.commitErrors.Inc()
+			}
+			m.commitLatency.WithLabelValues(res).Observe(d.Seconds())
+			m.batchSize.Observe(float64(n))
+		},
+		OnLoad: func(shard int32, n int, d time.Duration, err error) {
+			s := strconv.Itoa(int(shard))
+			if err != nil {
+				m.loadErrors.Inc()
+			}
+			m.loadTime.WithLabelValues(s).Set(d.Seconds())
+			m.loadRecords.WithLabelValues(s).Set(float64(n))
+		},
+	}
+}
+
+func (m *runtimeMetrics) register(r *prometheus.Registry) {
+	r.MustRegister(m.commitLatency, m.batchSize, m.commitErrors, m.loadTime, m.loadRecords, m.loadErrors)
+}
+
+// groupCollector reads the shards' group-coordinator metrics on each scrape (an op per shard,
+// so the loop-owned counters are read race-free).
+type groupCollector struct{ b *Broker }
+
+var (
+	descCounters = map[string]*prometheus.Desc{}
+	counterNames = []struct{ name, help string }{
+		{"offset_commits_total", "Committed offsets (Kafka offset-commit-count)."},
+		{"offset_expirations_total", "Offsets expired by retention (Kafka offset-expiration-count)."},
+		{"offset_deletions_total", "Offsets deleted administratively by OffsetDelete (Kafka offset-deletion-count)."},
+		{"group_completed_rebalances_total", "Classic rebalances completed (Kafka group-completed-rebalance-count)."},
+		{"consumer_group_rebalances_total", "Consumer group epoch bumps (Kafka consumer-group-rebalance-count)."},
+		{"streams_group_rebalances_total", "Streams group epoch bumps (Kafka streams-group-rebalance-count)."},
+	}
+	descOffsetCount   = prometheus.NewDesc("muster_group_coordinator_offset_count", "Committed offsets held (Kafka offset-count).", nil, nil)
+	descGroupCount    = prometheus.NewDesc("muster_group_coordinator_group_count", "Groups by protocol (Kafka group-count).", []string{"protocol"}, nil)
+	descClassicCount  = prometheus.NewDesc("muster_group_coordinator_classic_group_count", "Classic groups by state (Kafka classic-group-count).", []string{"state"}, nil)
+	descConsumerCount = prometheus.NewDesc("muster_group_coordinator_consumer_group_count", "Consumer groups by state (Kafka consumer-group-count).", []string{"state"}, nil)
+	descStreamsCount  = prometheus.NewDesc("muster_group_coordinator_streams_group_count", "Streams groups by state (Kafka streams-group-count).", []string{"state"}, nil)
+	descQueue         = prometheus.NewDesc("muster_coordinator_event_queue_depth", "Operations waiting in each shard's queue.", []string{"shard"}, nil)
+	descShardState    = prometheus.NewDesc("muster_coordinator_shards", "Coordinator shards by status (loading, active, failed).", []string{"status"}, nil)
+	descConns         = prometheus.NewDesc("muster_connections_open", "Open Kafka connections.", nil, nil)
+	descBadFrames     = prometheus.NewDesc("muster_bad_frames_total", "Connections closed for bad input (oversized or malformed frames, unknown keys or versions).", nil, nil)
+	descRequests      = prometheus.NewDesc("muster_requests_total", "Requests by API.", []string{"api"}, nil)
+)
+
+func init() {
+	for _, c := range counterNames {
+		descCounters[c.name] = prometheus.NewDesc("muster_group_coordinator_"+c.name, c.help, nil, nil)
+	}
+}
+
+func (g groupCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range descCounters {
+		ch <- d
+	}
+	for _, d := range []*prometheus.Desc{descOffsetCount, descGroupCount, descClassicCount, descConsumerCount, descStreamsCount, descQueue, descShardState, descConns, descBadFrames, descRequests} {
+		ch <- d
+	}
+}
+
+func (g groupCollector) Collect(ch chan<- prometheus.Metric) {
+	rt := g.b.rt
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	var sum coordinator.ShardMetrics
+	offsets := 0
+	byProto := map[string]int{"classic": 0, "consumer": 0, "streams": 0}
+	byState := map[coordinator.GroupType]map[string]int{
+		coordinator.TypeClassic:  {"PreparingRebalance": 0, "CompletingRebalance": 0, "Stable": 0, "Dead": 0, "Empty": 0},
+		coordinator.TypeConsumer: {"Empty": 0, "Assigning": 0, "Reconciling": 0, "Stable": 0, "Dead": 0},
+		coordinator.TypeStreams:  {"Empty": 0, "NotReady": 0, "Assigning": 0, "Reconciling": 0, "Stable": 0, "Dead": 0},
+	}
+	type snap struct {
+		m       coordinator.ShardMetrics
+		offsets int
+		groups  map[coordinator.GroupType]map[string]int
+	}
+	for i := int32(0); i < rt.Shards(); i++ {
+		r, err := rt.DoShard(ctx, i, coordinator.Meta{}, func(st *coordinator.State, c *coordinator.Call) {
+			s := snap{m: *st.Metrics, offsets: st.Offsets.Count(), groups: map[coordinator.GroupType]map[string]int{}}
+			for _, gr := range st.Groups {
+				if s.groups[gr.Type()] == nil {
+					s.groups[gr.Type()] = map[string]int{}
+				}
+				s.groups[gr.Type()][gr.StateName()]++
+			}
+			st.Reply(c, s)
+		})
+		if err != nil {
+			continue
+		}
+		s := r.(snap)
+		sum.OffsetCommits += s.m.OffsetCommits
+		sum.OffsetExpirations += s.m.OffsetExpirations
+		sum.OffsetDeletions += s.m.OffsetDeletions
+		sum.CompletedRebalances += s.m.CompletedRebalances
+		sum.ConsumerRebalances += s.m.ConsumerRebalances
+		sum.StreamsRebalances += s.m.StreamsRebalances
+		offsets += s.offsets
+		for t, states := range s.groups {
+			for st, n := range states {
+				byProto[string(t)] += n
+				if byState[t] == nil {
+					byState[t] = map[string]int{}
+				}
+				byState[t][st] += n
+			}
+		}
+	}
+	vals := map[string]int64{
+		"offset_commits_total": sum.OffsetCommits, "offset_expirations_total": sum.OffsetExpirations,
+		"offset_deletions_total": sum.OffsetDeletions, "group_completed_rebalances_total": sum.CompletedRebalances,
+		"consumer_group_rebalances_total": sum.ConsumerRebalances, "streams_group_rebalances_total": sum.StreamsRebalances,
+	}
+	for name, v := range vals {
+		ch <- prometheus.MustNewConstMetric(descCounters[name], prometheus.CounterValue, float64(v))
+	}
+	ch <- prometheus.MustNewConstMetric(descOffsetCount, prometheus.GaugeValue, float64(offsets))
+	for p, n := range byProto {
+		ch <- prometheus.MustNewConstMetric(descGroupCount, prometheus.GaugeValue, float64(n), p)
+	}
+	for t, desc := range map[coordinator.GroupType]*prometheus.Desc{coordinator.TypeClassic: descClassicCount, coordinator.TypeConsumer: descConsumerCount, coordinator.TypeStreams: descStreamsCount} {
+		for st, n := range byState[t] {
+			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(n), st)
+		}
+	}
+	for i, d := range rt.QueueDepth() {
+		ch <- prometheus.MustNewConstMetric(descQueue, prometheus.GaugeValue, float64(d), strconv.Itoa(i))
+	}
+	status := map[string]int{"loading": 0, "active": 0, "failed": 0}
+	for _, s := range rt.ShardStatus() {
+		status[s]++
+	}
+	for s, n := range status {
+		ch <- prometheus.MustNewConstMetric(descShardState, prometheus.GaugeValue, float64(n), s)
+	}
+	ch <- prometheus.MustNewConstMetric(descConns, prometheus.GaugeValue, float64(g.b.srv.Stats.ConnectionsOpen.Load()))
+	ch <- prometheus.MustNewConstMetric(descBadFrames, prometheus.CounterValue, float64(g.b.srv.Stats.BadFrames.Load()))
+	for k := range g.b.srv.Stats.Requests {
+		if n := g.b.srv.Stats.Requests[k].Load(); n > 0 {
+			ch <- prometheus.MustNewConstMetric(descRequests, prometheus.CounterValue, float64(n), apiName(int16(k)))
+		}
+	}
+}
+
+func (b *Broker) startHTTP() error {
+	b.reg = prometheus.NewRegistry()
+	b.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	b.metrics.register(b.reg)
+	b.reg.MustRegister(groupCollector{b})
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		st := b.rt.ShardStatus()
+		var notReady []string
+		for i, s := range st {
+			if s != "active" {
+				notReady = append(notReady, fmt.Sprintf("shard %d %s", i, s))
+			}
+		}
+		if len(notReady) > 0 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "not ready: %s\n", strings.Join(notReady, ", "))
+			return
+		}
+		fmt.Fprintf(w, "ready: %d shards loaded\n", len(st))
+	})
+	mux.Handle("/metrics", promhttp.HandlerFor(b.reg, promhttp.HandlerOpts{}))
+	ln, err := net.Listen("tcp", b.opts.HTTPListen)
+	if err != nil {
+		return fmt.Errorf("http listen %s: %w", b.opts.HTTPListen, err)
+	}
+	b.httpLn = ln
+	b.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		if err := b.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			b.log.Error("http listener stopped", "err", err)
+		}
+	}()
+	return nil
+}

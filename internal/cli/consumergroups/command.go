@@ -1,0 +1,348 @@
+package consumergroups
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// flagNoValue is the pflag NoOptDefVal used for --state / --type given
+// without a value (both take an optional value, like Kafka's joptsimple).
+const flagNoValue = "\x00"
+
+// options are the parsed command-line flags.
+type options struct {
+	bootstrap     string
+	commandConfig string
+	timeoutMs     int64
+	verbose       bool
+	output        string
+
+	list, describe, deleteGroups, deleteOffsets, resetOffsets bool
+
+	groups    []string
+	allGroups bool
+	topics    []string
+	allTopics bool
+
+	state, typ       string
+	stateSet, typSet bool
+	offsets, members bool
+
+	dryRun, execute, export bool
+
+	toEarliest, toLatest, toCurrent bool
+	toOffset, shiftBy               int64
+	toOffsetSet, shiftBySet         bool
+	toDatetime, byDuration          string
+	fromFile                        string
+}
+
+// env holds what the command takes from the outside world, so tests can pin
+// the clock and time zone (--by-duration, --to-datetime without zone).
+type env struct {
+	now func() time.Time
+	loc *time.Location
+}
+
+// NewCommand returns the `consumer-groups` cobra command. The root `muster`
+// command adds it as a subcommand; see the package doc for exit-code mapping.
+func NewCommand() *cobra.Command {
+	return newCommand(env{now: time.Now, loc: time.Local})
+}
+
+func newCommand(e env) *cobra.Command {
+	o := &options{}
+	cmd := &cobra.Command{
+		Use:   "consumer-groups",
+		Short: "List, describe, delete consumer groups and reset or delete their offsets",
+		Long: "This tool helps to list all consumer groups, describe a consumer group, delete consumer group info, " +
+			"or reset consumer group offsets. It mirrors Kafka's kafka-consumer-groups.sh and works against any " +
+			"Kafka-compatible cluster.",
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          cobra.ArbitraryArgs,
+	}
+	f := cmd.Flags()
+	f.SortFlags = false
+	f.StringVar(&o.bootstrap, "bootstrap-server", "", "REQUIRED: The server(s) to connect to (host:port[,host:port...]).")
+	f.StringVar(&o.commandConfig, "command-config", "", "Property file containing client configs (client.id, security.protocol, sasl.mechanism, sasl.jaas.config); other keys are ignored.")
+	f.Int64Var(&o.timeoutMs, "timeout", 5000, "Timeout in milliseconds for each broker operation.")
+	f.BoolVar(&o.verbose, "verbose", false, "Provide additional information, if any, when describing the group.")
+	f.StringVar(&o.output, "output", "text", "Output format: text or json.")
+
+	f.BoolVar(&o.list, "list", false, "List all consumer groups.")
+	f.BoolVar(&o.describe, "describe", false, "Describe consumer group and list offset lag (number of messages not yet processed) related to given group.")
+	f.BoolVar(&o.deleteGroups, "delete", false, "Delete the given consumer groups (offsets and ownership information).")
+	f.BoolVar(&o.deleteOffsets, "delete-offsets", false, "Delete offsets of consumer group. Supports one consumer group at the time, and multiple topics.")
+	f.BoolVar(&o.resetOffsets, "reset-offsets", false, "Reset offsets of consumer group (group must be inactive). --dry-run (default), --execute, --export.")
+
+	f.StringArrayVar(&o.groups, "group", nil, "The consumer group we wish to act on (repeatable).")
+	f.BoolVar(&o.allGroups, "all-groups", false, "Apply to all consumer groups.")
+	f.StringArrayVar(&o.topics, "topic", nil, "Topic to act on, optionally with partitions: topic1:0,1,2 (repeatable).")
+	f.BoolVar(&o.allTopics, "all-topics", false, "Consider all topics assigned to a group in the reset-offsets process.")
+
+	f.StringVar(&o.state, "state", "", "With --describe: show the group state. With --list: show states, optionally filtered (e.g. --state=Stable,Empty).")
+	f.Lookup("state").NoOptDefVal = flagNoValue
+	f.StringVar(&o.typ, "type", "", "With --list: show group types, optionally filtered (e.g. --type=classic,consumer).")
+	f.Lookup("type").NoOptDefVal = flagNoValue
+	f.BoolVar(&o.offsets, "offsets", false, "Describe the group's partitions with offset lag (default describe view).")
+	f.BoolVar(&o.members, "members", false, "Describe the members of the group.")
+
+	f.BoolVar(&o.dryRun, "dry-run", false, "Only show results without executing changes (default for --reset-offsets).")
+	f.BoolVar(&o.execute, "execute", false, "Execute the offset reset.")
+	f.BoolVar(&o.export, "export", false, "Export the reset plan as CSV.")
+
+	f.BoolVar(&o.toEarliest, "to-earliest", false, "Reset offsets to earliest offset.")
+	f.BoolVar(&o.toLatest, "to-latest", false, "Reset offsets to latest offset.")
+	f.BoolVar(&o.toCurrent, "to-current", false, "Reset offsets to current offset.")
+	f.Int64Var(&o.toOffset, "to-offset", 0, "Reset offsets to a specific offset.")
+	f.Int64Var(&o.shiftBy, "shift-by", 0, "Reset offsets shifting current offset by 'n', where 'n' can be positive or negative.")
+	f.StringVar(&o.toDatetime, "to-datetime", "", "Reset offsets to offset from datetime. Format: 'YYYY-MM-DDTHH:mm:SS.sss' with optional zone.")
+	f.StringVar(&o.byDuration, "by-duration", "", "Reset offsets to offset by duration from current timestamp. Format: 'PnDTnHnMnS'.")
+	f.StringVar(&o.fromFile, "from-file", "", "Reset offsets to values defined in CSV file (topic,partition,offset or group,topic,partition,offset).")
+
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return toExitError(c.ErrOrStderr(), c.CommandPath(), usagef("%s", err.Error()))
+	})
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		err := run(c.Context(), c, o, e, args)
+		if err == nil {
+			return nil
+		}
+		return toExitError(c.ErrOrStderr(), c.CommandPath(), err)
+	}
+	return cmd
+}
+
+func run(ctx context.Context, c *cobra.Command, o *options, e env, args []string) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := o.finish(c.Flags(), args); err != nil {
+		return err
+	}
+	if err := o.validate(); err != nil {
+		return err
+	}
+	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
+	cl, err := newAdmin(o, stderr)
+	if err != nil {
+		return err
+	}
+	defer cl.close()
+	r := &runner{o: o, env: e, cl: cl, stdout: stdout, stderr: stderr}
+	switch {
+	case o.list:
+		return r.list(ctx)
+	case o.describe:
+		return r.describeCmd(ctx)
+	case o.deleteGroups:
+		return r.deleteGroupsCmd(ctx)
+	case o.deleteOffsets:
+		return r.deleteOffsetsCmd(ctx)
+	default:
+		return r.resetOffsetsCmd(ctx)
+	}
+}
+
+// runner carries what every action needs.
+type runner struct {
+	o      *options
+	env    env
+	cl     *admin
+	stdout io.Writer
+	stderr io.Writer
+}
+
+func (r *runner) json() bool { return r.o.output == "json" }
+
+// finish records which optional-value flags were present and assigns stray
+// positional arguments to --state / --type given without '=' (pflag cannot
+// consume "--state stable" as a value of an optional-value flag; Kafka can).
+func (o *options) finish(f *pflag.FlagSet, args []string) error {
+	o.stateSet = f.Changed("state")
+	o.typSet = f.Changed("type")
+	o.toOffsetSet = f.Changed("to-offset")
+	o.shiftBySet = f.Changed("shift-by")
+	if o.state == flagNoValue {
+		o.state = ""
+	}
+	if o.typ == flagNoValue {
+		o.typ = ""
+	}
+	for _, a := range args {
+		switch {
+		case o.list && o.stateSet && o.state == "" && (!o.typSet || o.typ != "" || validStateList(a)):
+			o.state = a
+		case o.list && o.typSet && o.typ == "":
+			o.typ = a
+		default:
+			return usagef("Found non-option argument '%s'.", a)
+		}
+	}
+	return nil
+}
+
+func validStateList(s string) bool {
+	_, err := parseStates(s)
+	return err == nil
+}
+
+func (o *options) validate() error {
+	n := 0
+	for _, b := range []bool{o.list, o.describe, o.deleteGroups, o.resetOffsets, o.deleteOffsets} {
+		if b {
+			n++
+		}
+	}
+	if n != 1 {
+		return usagef("Command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets")
+	}
+	if strings.TrimSpace(o.bootstrap) == "" {
+		return usagef("Missing required argument \"[bootstrap-server]\"")
+	}
+	if o.output != "text" && o.output != "json" {
+		return usagef("Invalid output format '%s'. Valid formats are: text, json", o.output)
+	}
+	if o.timeoutMs <= 0 {
+		return usagef("Option [timeout] must be positive, got %d", o.timeoutMs)
+	}
+	if len(o.groups) > 0 && o.allGroups {
+		return usagef("Option [group] can't be used along with option [all-groups]")
+	}
+	if (len(o.groups) > 0 || o.allGroups) && o.list {
+		return usagef("Option [%s] can't be used along with option [list]", pick(o.allGroups, "all-groups", "group"))
+	}
+	if len(o.topics) > 0 && (o.list || o.describe) {
+		return usagef("Option [topic] can't be used along with option [%s]", pick(o.list, "list", "describe"))
+	}
+	if (o.members || o.offsets) && !o.describe {
+		return usagef("Option [%s] can only be used with option [describe]", pick(o.members, "members", "offsets"))
+	}
+	if o.stateSet && !o.describe && !o.list {
+		return usagef("Option [state] can only be used with options [describe] or [list]")
+	}
+	if o.typSet && !o.list {
+		return usagef("Option [type] can only be used with option [list]")
+	}
+	if o.allTopics && !o.resetOffsets {
+		return usagef("Option [all-topics] can only be used with option [reset-offsets]")
+	}
+	specs := o.resetSpecifiers()
+	if (len(specs) > 0 || o.dryRun || o.execute || o.export) && !o.resetOffsets {
+		return usagef("Options [to-*, shift-by, by-duration, from-file, dry-run, execute, export] can only be used with option [reset-offsets]")
+	}
+	switch {
+	case o.list:
+		if o.stateSet && o.state != "" {
+			if _, err := parseStates(o.state); err != nil {
+				return err
+			}
+		}
+		if o.typSet && o.typ != "" {
+			if _, err := parseTypes(o.typ); err != nil {
+				return err
+			}
+		}
+	case o.describe:
+		if len(o.groups) == 0 && !o.allGroups {
+			return usagef("Option [describe] takes one of these options: [all-groups], [group]")
+		}
+		k := 0
+		for _, b := range []bool{o.members, o.offsets, o.stateSet} {
+			if b {
+				k++
+			}
+		}
+		if k > 1 {
+			return usagef("Option [describe] takes at most one of these options: [members], [offsets], [state]")
+		}
+		if o.stateSet && o.state != "" {
+			return usagef("Option [describe] does not take a value for [state]")
+		}
+	case o.deleteGroups:
+		if len(o.groups) == 0 && !o.allGroups {
+			return usagef("Option [delete] takes one of these options: [all-groups], [group]")
+		}
+		if len(o.topics) > 0 {
+			return usagef("The consumer does not support topic-specific offset deletion from a consumer group.")
+		}
+	case o.deleteOffsets:
+		if len(o.groups) != 1 || len(o.topics) == 0 {
+			return usagef("Option [delete-offsets] takes the following options: [group] (exactly one), [topic]")
+		}
+		if o.allGroups {
+			return usagef("Option [delete-offsets] does not take [all-groups]")
+		}
+		if _, err := parseTopicArgs(o.topics); err != nil {
+			return err
+		}
+	case o.resetOffsets:
+		if o.dryRun && o.execute {
+			return usagef("Option [reset-offsets] only accepts one of [execute] and [dry-run]")
+		}
+		if len(o.groups) == 0 && !o.allGroups {
+			return usagef("Option [reset-offsets] takes one of these options: [all-groups], [group]")
+		}
+		if len(specs) == 0 {
+			return usagef("Option [reset-offsets] requires one of the following scenarios: [to-datetime], [by-duration], [to-earliest], [to-latest], [shift-by], [from-file], [to-current], [to-offset]")
+		}
+		if len(specs) > 1 {
+			return usagef("Option [reset-offsets] takes only one of the reset scenarios, got [%s]", strings.Join(specs, "], ["))
+		}
+		if o.fromFile == "" && !o.allTopics && len(o.topics) == 0 {
+			return usagef("One of the reset scopes should be defined: --all-topics, --topic.")
+		}
+		if o.allTopics && len(o.topics) > 0 {
+			return usagef("Option [all-topics] can't be used along with option [topic]")
+		}
+		if len(o.topics) > 0 {
+			if _, err := parseTopicArgs(o.topics); err != nil {
+				return err
+			}
+		}
+		if o.byDuration != "" {
+			if _, err := parseISODuration(o.byDuration); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (o *options) resetSpecifiers() []string {
+	var s []string
+	add := func(b bool, name string) {
+		if b {
+			s = append(s, name)
+		}
+	}
+	add(o.toEarliest, "to-earliest")
+	add(o.toLatest, "to-latest")
+	add(o.toCurrent, "to-current")
+	add(o.toOffsetSet, "to-offset")
+	add(o.shiftBySet, "shift-by")
+	add(o.toDatetime != "", "to-datetime")
+	add(o.byDuration != "", "by-duration")
+	add(o.fromFile != "", "from-file")
+	return s
+}
+
+func pick(b bool, yes, no string) string {
+	if b {
+		return yes
+	}
+	return no
+}
+
+// printErrf prints "Error: ..." on stderr (Kafka's printError, minus the
+// leading blank line).
+func (r *runner) printErrf(format string, args ...any) {
+	fmt.Fprintf(r.stderr, "Error: "+format+"\n", args...)
+}

@@ -1,0 +1,70 @@
+package consumergroups
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// missing is what Kafka prints for an absent value.
+const missing = "-"
+
+// row formats cols like Java's "%-W1s %-W2s ... %s": each column left-aligned
+// and padded to its width (never truncated), joined by one space. Trailing
+// blanks are removed.
+func row(widths []int, cols ...string) string {
+	var b strings.Builder
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(c)
+		if i < len(widths) && len(c) < widths[i] {
+			b.WriteString(strings.Repeat(" ", widths[i]-len(c)))
+		}
+	}
+	return strings.TrimRight(b.String(), " ")
+}
+
+func writeRow(w io.Writer, widths []int, cols ...string) {
+	fmt.Fprintln(w, row(widths, cols...))
+}
+
+func maxLen(min int, ss ...string) int {
+	for _, s := range ss {
+		if len(s) > min {
+			min = len(s)
+		}
+	}
+	return min
+}
+
+// optInt renders a value or "-" when absent.
+func optInt(v *int64) string {
+	if v == nil {
+		return missing
+	}
+	return strconv.FormatInt(*v, 10)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// writeJSON writes one indented JSON document followed by a newline.
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// errString is nil for a nil error, else its message (JSON "error" fields).
+func errString(err error) *string {
+	if err == nil {
+		return nil
+	}
+	return ptr(errMessage(err))
+}

@@ -1,0 +1,110 @@
+package coordinator
+
+import (
+	"context"
+	"time"
+	"unicode/utf8"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// OffsetCommit handles OffsetCommit v2–v9 (reference §5, Kafka's OffsetMetadataManager.commitOffset):
+// group/member validation per group type, OFFSET_METADATA_TOO_LARGE per partition, commits
+// outside any group create a "simple" group, v2–v4 retention sets an expire timestamp. v0–v1
+// answer UNSUPPORTED_VERSION (KIP-896).
+func OffsetCommit(req *kmsg.OffsetCommitRequest) func(st *State, c *Call) {
+	return func(st *State, c *Call) {
+		resp := offsetCommitResponse(req)
+		if err := validateOffsetCommit(st, req); err != nil {
+			setAllCommitErrors(resp, err)
+			st.Reply(c, resp)
+			return
+		}
+		var expire time.Time
+		if req.Version >= 2 && req.Version <= 4 && req.RetentionTimeMillis != -1 {
+			expire = st.Now.Add(time.Duration(req.RetentionTimeMillis) * time.Millisecond)
+		}
+		for ti, t := range req.Topics {
+			for pi, p := range t.Partitions {
+				rp := &resp.Topics[ti].Partitions[pi]
+				md := ""
+				if p.Metadata != nil {
+					md = *p.Metadata
+				}
+				if utf8.RuneCountInString(md) > st.Cfg.OffsetMetadataMaxBytes {
+					rp.ErrorCode = kerr.OffsetMetadataTooLarge.Code
+					continue
+				}
+				st.WriteOffset(req.Group, t.Topic, p.Partition, &OffsetValue{
+					Offset: p.Offset, LeaderEpoch: p.LeaderEpoch, Metadata: md,
+					CommitTime: st.Now, ExpireTime: expire,
+				})
+				st.Metrics.OffsetCommits++
+			}
+		}
+		st.Reply(c, resp)
+	}
+}
+
+func validateOffsetCommit(st *State, req *kmsg.OffsetCommitRequest) error {
+	if req.Version < 2 {
+		return kerr.UnsupportedVersion
+	}
+	g, ok := st.Groups[req.Group]
+	if !ok {
+		if req.Generation < 0 {
+			return nil // a simple group is created by the first record's replay
+		}
+		if req.Version >= 9 {
+			return kerr.GroupIDNotFound
+		}
+		return kerr.IllegalGeneration
+	}
+	return g.ValidateOffsetCommit(st, &CommitIdentity{
+		MemberID: req.MemberID, InstanceID: req.InstanceID, GenerationOrEpoch: req.Generation,
+		APIVersion: req.Version,
+	})
+}
+
+func offsetCommitResponse(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	for _, t := range req.Topics {
+		rt := kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition = p.Partition
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+func setAllCommitErrors(resp *kmsg.OffsetCommitResponse, err error) {
+	code := ErrorCode(err)
+	for i := range resp.Topics {
+		for j := range resp.Topics[i].Partitions {
+			resp.Topics[i].Partitions[j].ErrorCode = code
+		}
+	}
+}
+
+func init() {
+	RegisterHandler(8, func(s *Service, ctx context.Context, meta Meta, r kmsg.Request) kmsg.Response {
+		req := r.(*kmsg.OffsetCommitRequest)
+		if req.Version < 2 {
+			resp := offsetCommitResponse(req)
+			setAllCommitErrors(resp, kerr.UnsupportedVersion)
+			return resp
+		}
+		resp, err := s.do(ctx, req.Group, meta, OffsetCommit(req))
+		if err != nil {
+			out := offsetCommitResponse(req)
+			setAllCommitErrors(out, err)
+			return out
+		}
+		return resp.(*kmsg.OffsetCommitResponse)
+	})
+}

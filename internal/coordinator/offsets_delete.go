@@ -1,0 +1,66 @@
+package coordinator
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// OffsetDelete handles OffsetDelete v0 (KIP-496, reference §1.9): unknown group →
+// GROUP_ID_NOT_FOUND; the group type's own check (classic non-Empty non-"consumer" →
+// NON_EMPTY_GROUP); every partition of a topic the group is subscribed to →
+// GROUP_SUBSCRIBED_TO_TOPIC and nothing deleted for that topic; other partitions get a tombstone
+// when an offset exists, and NONE.
+func OffsetDelete(req *kmsg.OffsetDeleteRequest) func(st *State, c *Call) {
+	return func(st *State, c *Call) {
+		resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+		if req.Group == "" {
+			resp.ErrorCode = kerr.InvalidGroupID.Code
+			st.Reply(c, resp)
+			return
+		}
+		g, ok := st.Groups[req.Group]
+		if !ok {
+			resp.ErrorCode = kerr.GroupIDNotFound.Code
+			st.Reply(c, resp)
+			return
+		}
+		if err := g.ValidateOffsetDelete(); err != nil {
+			resp.ErrorCode = ErrorCode(err)
+			st.Reply(c, resp)
+			return
+		}
+		for _, t := range req.Topics {
+			rt := kmsg.NewOffsetDeleteResponseTopic()
+			rt.Topic = t.Topic
+			subscribed := g.IsSubscribedToTopic(t.Topic)
+			for _, p := range t.Partitions {
+				rp := kmsg.NewOffsetDeleteResponseTopicPartition()
+				rp.Partition = p.Partition
+				if subscribed {
+					rp.ErrorCode = kerr.GroupSubscribedToTopic.Code
+				} else if _, ok := st.Offsets.Get(req.Group, t.Topic, p.Partition); ok {
+					st.WriteOffsetTombstone(req.Group, t.Topic, p.Partition)
+					st.Metrics.OffsetDeletions++
+				}
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		st.Reply(c, resp)
+	}
+}
+
+func init() {
+	RegisterHandler(47, func(s *Service, ctx context.Context, meta Meta, r kmsg.Request) kmsg.Response {
+		req := r.(*kmsg.OffsetDeleteRequest)
+		resp, err := s.do(ctx, req.Group, meta, OffsetDelete(req))
+		if err != nil {
+			out := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+			out.ErrorCode = ErrorCode(err)
+			return out
+		}
+		return resp.(kmsg.Response)
+	})
+}

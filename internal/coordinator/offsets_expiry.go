@@ -1,0 +1,92 @@
+package coordinator
+
+import "time"
+
+const expiryTimerKey = "GROUP_EXPIRATION"
+
+// ExpiryVeto lets a group type keep an Empty group whose offsets are all gone (KIP-1331: a
+// streams group with a stored topology description is kept until the plugin deleted it).
+type ExpiryVeto interface {
+	KeepOnExpiry(st *State) bool
+}
+
+func init() {
+	RegisterOnLoad(func(st *State) { scheduleExpiry(st) })
+}
+
+func scheduleExpiry(st *State) {
+	if st.Cfg.OffsetsRetentionCheck <= 0 {
+		return
+	}
+	st.Timers.Schedule(expiryTimerKey, st.Now.Add(st.Cfg.OffsetsRetentionCheck), func(st *State) {
+		ExpireOffsets(st)
+		scheduleExpiry(st)
+	})
+}
+
+// ExpireOffsets runs one retention sweep (Kafka's cleanupGroupMetadata, reference §5): for every
+// group, offsets of topics it is not subscribed to expire when now ≥ expire timestamp (v2–v4
+// commits) or now − base ≥ offsets.retention; a group left with no offsets that is Empty is
+// deleted. It returns the number of offsets expired.
+func ExpireOffsets(st *State) int {
+	expired := 0
+	for _, id := range sortedKeys(st.Groups) {
+		g := st.Groups[id]
+		for _, topic := range st.Offsets.Topics(id) {
+			if g.IsSubscribedToTopic(topic) {
+				continue
+			}
+			for _, p := range st.Offsets.Partitions(id, topic) {
+				v, _ := st.Offsets.Get(id, topic, p)
+				if offsetExpired(st, g, v) {
+					st.WriteOffsetTombstone(id, topic, p)
+					expired++
+					st.Metrics.OffsetExpirations++
+				}
+			}
+		}
+		if !st.Offsets.HasOffsets(id) && g.IsEmpty() {
+			if veto, ok := g.(ExpiryVeto); ok && veto.KeepOnExpiry(st) {
+				continue
+			}
+			st.Log.Info("deleting empty group whose offsets all expired", "group", id)
+			g.WriteTombstones(st)
+			delete(st.Groups, id)
+		}
+	}
+	return expired
+}
+
+func offsetExpired(st *State, g Group, v *OffsetValue) bool {
+	if !v.ExpireTime.IsZero() {
+		return !st.Now.Before(v.ExpireTime)
+	}
+	base, ok := g.OffsetExpiryBase(v.CommitTime)
+	if !ok {
+		return false
+	}
+	return st.Now.Sub(base) >= st.Cfg.OffsetsRetention
+}
+
+// DeleteTopicOffsets tombstones every committed offset of the named topics (topic deletion).
+func DeleteTopicOffsets(topics []string) func(st *State, c *Call) {
+	return func(st *State, c *Call) {
+		set := map[string]bool{}
+		for _, t := range topics {
+			set[t] = true
+		}
+		for _, id := range sortedKeys(st.Offsets.byGroup) {
+			for _, t := range st.Offsets.Topics(id) {
+				if !set[t] {
+					continue
+				}
+				for _, p := range st.Offsets.Partitions(id, t) {
+					st.WriteOffsetTombstone(id, t, p)
+				}
+			}
+		}
+		st.Reply(c, nil)
+	}
+}
+
+var _ = time.Second

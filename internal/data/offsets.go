@@ -1,0 +1,249 @@
+package data
+
+import (
+	"context"
+	"encoding/binary"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Special ListOffsets timestamps (Kafka's ListOffsetsRequest constants).
+const (
+	tsLatest              = -1
+	tsEarliest            = -2
+	tsMaxTimestamp        = -3 // KIP-734, v7+
+	tsEarliestLocal       = -4 // KIP-1005, v8+
+	tsEarliestPendingUpld = -5 // KIP-1023, v9+
+)
+
+// ListOffsets answers per partition: earliest (-2, and earliest-local -4) →
+// log start offset; latest (-1) → high watermark (also for read_committed:
+// no transactions, so LSO = HW); max-timestamp (-3) → the first record with
+// the largest timestamp; a timestamp ≥ 0 → the first record whose timestamp
+// is ≥ it, or offset -1 when none. For compressed batches the record is
+// approximated by the batch (base offset, or last offset for -3).
+// Errors: UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_LEADER_EPOCH (epoch > 0).
+func (p *Plane) ListOffsets(ctx context.Context, req *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsResponse {
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewListOffsetsResponseTopic()
+		st.Topic = rt.Topic
+		t, parts := p.lookup(rt.Topic)
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			switch {
+			case t == nil || rp.Partition < 0 || int(rp.Partition) >= len(parts):
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case req.Version >= 4 && rp.CurrentLeaderEpoch > 0:
+				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+			default:
+				off, ts, err := p.listOffset(t, parts[rp.Partition], rp.Timestamp)
+				if err != nil {
+					p.log.Error("list offsets", "topic", t.name, "err", err)
+					sp.ErrorCode = kerr.KafkaStorageError.Code
+					break
+				}
+				sp.Offset, sp.Timestamp = off, ts
+				if off >= 0 {
+					sp.LeaderEpoch = 0
+				}
+				if req.Version == 0 {
+					if off >= 0 && rp.MaxNumOffsets > 0 {
+						sp.OldStyleOffsets = []int64{off}
+					} else {
+						sp.OldStyleOffsets = []int64{}
+					}
+				}
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}
+
+func (p *Plane) listOffset(t *topic, part *partition, ts int64) (offset, timestamp int64, err error) {
+	logStart, hw := part.offsets()
+	switch ts {
+	case tsLatest:
+		return hw, -1, nil
+	case tsEarliest, tsEarliestLocal:
+		return logStart, -1, nil
+	case tsMaxTimestamp:
+		return p.maxTimestampOffset(t, part, hw)
+	}
+	if ts < 0 {
+		return -1, -1, nil
+	}
+	return p.offsetForTimestamp(t, part, hw, ts)
+}
+
+// scanBatches calls fn for every stored batch of part below hw, in order.
+func (p *Plane) scanBatches(id [16]byte, index int32, hw int64, fn func(v []byte, h batchHeader) bool) error {
+	prefix := partPrefix(kindLog, id, index)
+	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: logKey(id, index, hw)})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		h, hok := readBatchHeader(it.Value())
+		if !hok {
+			continue
+		}
+		if !fn(it.Value(), h) {
+			break
+		}
+	}
+	return it.Error()
+}
+
+func (p *Plane) offsetForTimestamp(t *topic, part *partition, hw, target int64) (int64, int64, error) {
+	off, ts := int64(-1), int64(-1)
+	err := p.scanBatches(t.id, part.index, hw, func(v []byte, h batchHeader) bool {
+		if h.MaxTimestamp < target {
+			return true
+		}
+		found := false
+		if recordOffsets(v, h, func(o, rts int64) bool {
+			if rts >= target {
+				off, ts, found = o, rts, true
+				return false
+			}
+			return true
+		}) && found {
+			return false
+		}
+		off, ts = h.BaseOffset, h.MaxTimestamp
+		return false
+	})
+	return off, ts, err
+}
+
+func (p *Plane) maxTimestampOffset(t *topic, part *partition, hw int64) (int64, int64, error) {
+	off, ts := int64(-1), int64(-1)
+	err := p.scanBatches(t.id, part.index, hw, func(v []byte, h batchHeader) bool {
+		if h.MaxTimestamp <= ts {
+			return true
+		}
+		ts, off = h.MaxTimestamp, h.lastOffset()
+		recordOffsets(v, h, func(o, rts int64) bool {
+			if rts == h.MaxTimestamp {
+				off = o
+				return false
+			}
+			return true
+		})
+		return true
+	})
+	return off, ts, err
+}
+
+// OffsetForLeaderEpoch answers with the end offset (high watermark) of leader
+// epoch 0, the only epoch; a requested epoch > 0 is unknown to this log
+// (epoch -1, offset -1, as Kafka answers for an epoch past the latest).
+// Errors: UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_LEADER_EPOCH (current epoch > 0).
+func (p *Plane) OffsetForLeaderEpoch(ctx context.Context, req *kmsg.OffsetForLeaderEpochRequest) *kmsg.OffsetForLeaderEpochResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
+		st.Topic = rt.Topic
+		_, parts := p.lookup(rt.Topic)
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.LeaderEpoch, sp.EndOffset = -1, -1
+			switch {
+			case rp.Partition < 0 || int(rp.Partition) >= len(parts):
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case req.Version >= 2 && rp.CurrentLeaderEpoch > 0:
+				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+			case rp.LeaderEpoch <= 0:
+				_, hw := parts[rp.Partition].offsets()
+				sp.LeaderEpoch, sp.EndOffset = 0, hw
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}
+
+// DeleteRecords advances each partition's log start offset to Offset (-1 =
+// the high watermark) and deletes the batches wholly below it; the batch
+// containing the new start is kept (fetches skip its earlier records client
+// side, as in Kafka). LowWatermark is the resulting log start offset.
+// Errors: UNKNOWN_TOPIC_OR_PARTITION, OFFSET_OUT_OF_RANGE (offset > HW or < -1).
+func (p *Plane) DeleteRecords(ctx context.Context, req *kmsg.DeleteRecordsRequest) *kmsg.DeleteRecordsResponse {
+	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewDeleteRecordsResponseTopic()
+		st.Topic = rt.Topic
+		t, parts := p.lookup(rt.Topic)
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.LowWatermark = -1
+			if t == nil || rp.Partition < 0 || int(rp.Partition) >= len(parts) {
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			} else {
+				lw, code := p.deleteRecords(t, parts[rp.Partition], rp.Offset)
+				sp.LowWatermark = lw
+				if code != nil {
+					sp.ErrorCode = code.Code
+				}
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}
+
+func (p *Plane) deleteRecords(t *topic, part *partition, offset int64) (int64, *kerr.Error) {
+	t.life.RLock()
+	defer t.life.RUnlock()
+	if t.deleted {
+		return -1, kerr.UnknownTopicOrPartition
+	}
+	part.mu.Lock()
+	defer part.mu.Unlock()
+	if offset == -1 {
+		offset = part.hw
+	}
+	if offset < 0 || offset > part.hw {
+		return -1, kerr.OffsetOutOfRange
+	}
+	if offset <= part.logStart {
+		return part.logStart, nil
+	}
+	// Keep the batch containing offset: delete keys below its base.
+	cut := offset
+	it, err := p.db.NewIter(&pebble.IterOptions{
+		LowerBound: partPrefix(kindLog, t.id, part.index),
+		UpperBound: logKey(t.id, part.index, offset+1),
+	})
+	if err != nil {
+		return -1, kerr.KafkaStorageError
+	}
+	if it.Last() {
+		if h, ok := readBatchHeader(it.Value()); ok && h.lastOffset() >= offset {
+			cut = h.BaseOffset
+		}
+	}
+	_ = it.Close()
+	b := p.db.NewBatch()
+	_ = b.DeleteRange(logKey(t.id, part.index, 0), logKey(t.id, part.index, cut), nil)
+	_ = b.Set(logStartKey(t.id, part.index), binary.BigEndian.AppendUint64(nil, uint64(offset)), nil)
+	err = b.Commit(pebble.Sync)
+	_ = b.Close()
+	if err != nil {
+		p.log.Error("delete records", "topic", t.name, "err", err)
+		return -1, kerr.KafkaStorageError
+	}
+	part.logStart = offset
+	return offset, nil
+}

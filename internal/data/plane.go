@@ -1,0 +1,304 @@
+package data
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Plane is the data plane: the topic registry and the partition logs, with
+// the Kafka request handlers on top. All methods are safe for concurrent use.
+type Plane struct {
+	db  *pebble.DB
+	cfg Config
+	log *slog.Logger
+
+	adminMu sync.Mutex // serializes topic create/delete/grow (each commits with Sync)
+
+	mu     sync.RWMutex // guards byName, byID and every topic's parts slice
+	byName map[string]*topic
+	byID   map[[16]byte]*topic
+
+	pidMu    sync.Mutex
+	nextPID  int64 // stored end of the last reserved producer-ID block
+	pidNext  int64 // next producer ID to hand out
+	pidLimit int64 // end of this process's reserved block (0 = none yet)
+
+	subMu      sync.Mutex
+	subs       []func(TopicChange)
+	events     []TopicChange
+	delivering bool
+}
+
+// Open loads the topics, high watermarks, log start offsets and idempotent
+// producer state stored under the 'd' prefix of db and returns the plane.
+// db stays owned by the caller; Close does not close it.
+func Open(db *pebble.DB, cfg Config, log *slog.Logger) (*Plane, error) {
+	cfg.setDefaults()
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	p := &Plane{
+		db:     db,
+		cfg:    cfg,
+		log:    log,
+		byName: make(map[string]*topic),
+		byID:   make(map[[16]byte]*topic),
+	}
+	if err := p.load(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Close releases the plane. In-flight requests should have finished; the
+// Pebble DB is not closed.
+func (p *Plane) Close() error { return nil }
+
+// Rack is broker.rack ("" when unset).
+func (p *Plane) Rack() string { return p.cfg.Rack }
+
+// topicRecord is the stored form of a topic under 'd' 't' name.
+type topicRecord struct {
+	ID         string            `json:"id"` // 32 hex digits
+	Partitions int32             `json:"partitions"`
+	Configs    map[string]string `json:"configs,omitempty"`
+}
+
+func encodeTopic(t *topic, partitions int32) []byte {
+	b, _ := json.Marshal(topicRecord{ID: hex.EncodeToString(t.id[:]), Partitions: partitions, Configs: t.configs})
+	return b
+}
+
+func (p *Plane) load() error {
+	prefix := []byte{keyPrefix, kindTopic}
+	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return fmt.Errorf("data: load topics: %w", err)
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		name := string(it.Key()[2:])
+		var rec topicRecord
+		if err := json.Unmarshal(it.Value(), &rec); err != nil {
+			it.Close()
+			return fmt.Errorf("data: topic %q: %w", name, err)
+		}
+		idb, err := hex.DecodeString(rec.ID)
+		if err != nil || len(idb) != 16 || rec.Partitions < 0 {
+			it.Close()
+			return fmt.Errorf("data: topic %q: bad record", name)
+		}
+		t := newTopic(name, [16]byte(idb), rec.Configs)
+		for i := int32(0); i < rec.Partitions; i++ {
+			part, err := p.loadPartition(t.id, i)
+			if err != nil {
+				it.Close()
+				return err
+			}
+			t.parts = append(t.parts, part)
+		}
+		p.byName[name] = t
+		p.byID[t.id] = t
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("data: load topics: %w", err)
+	}
+	if err := p.loadProducers(); err != nil {
+		return err
+	}
+	v, closer, err := p.db.Get(nextPIDKey())
+	switch {
+	case err == pebble.ErrNotFound:
+	case err != nil:
+		return fmt.Errorf("data: load producer id: %w", err)
+	default:
+		if len(v) == 8 {
+			p.nextPID = int64(binary.BigEndian.Uint64(v))
+		}
+		closer.Close()
+	}
+	p.log.Info("data plane loaded", "topics", len(p.byName), "next_producer_id", p.nextPID)
+	return nil
+}
+
+// loadPartition rebuilds one partition's offsets from its stored batches.
+func (p *Plane) loadPartition(id [16]byte, index int32) (*partition, error) {
+	part := newPartition(id, index)
+	v, closer, err := p.db.Get(logStartKey(id, index))
+	switch {
+	case err == pebble.ErrNotFound:
+	case err != nil:
+		return nil, fmt.Errorf("data: load partition %d: %w", index, err)
+	default:
+		if len(v) == 8 {
+			part.logStart = int64(binary.BigEndian.Uint64(v))
+		}
+		closer.Close()
+	}
+	prefix := partPrefix(kindLog, id, index)
+	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return nil, fmt.Errorf("data: load partition %d: %w", index, err)
+	}
+	end := part.logStart
+	if it.Last() {
+		h, ok := readBatchHeader(it.Value())
+		if !ok {
+			it.Close()
+			return nil, fmt.Errorf("data: partition %d: corrupt stored batch", index)
+		}
+		end = max(end, h.lastOffset()+1)
+	}
+	if err := it.Close(); err != nil {
+		return nil, err
+	}
+	part.next, part.hw = end, end
+	return part, nil
+}
+
+// lookup returns the topic called name and its current partitions.
+func (p *Plane) lookup(name string) (*topic, []*partition) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	t := p.byName[name]
+	if t == nil {
+		return nil, nil
+	}
+	return t, t.parts
+}
+
+func (p *Plane) lookupID(id [16]byte) (*topic, []*partition) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	t := p.byID[id]
+	if t == nil {
+		return nil, nil
+	}
+	return t, t.parts
+}
+
+// TopicInfo is the coordinator's view of a topic. Configs holds the topic's
+// config overrides only (defaults are Kafka's); it is a copy.
+type TopicInfo struct {
+	ID         [16]byte
+	Name       string
+	Partitions int32
+	Internal   bool
+	Configs    map[string]string
+}
+
+// TopicChange is one topic-registry change delivered to subscribers.
+type TopicChange struct {
+	Created, Deleted, Resized []TopicInfo
+}
+
+func (p *Plane) infoLocked(t *topic) TopicInfo {
+	cfgs := make(map[string]string, len(t.configs))
+	for k, v := range t.configs {
+		cfgs[k] = v
+	}
+	return TopicInfo{ID: t.id, Name: t.name, Partitions: int32(len(t.parts)), Internal: t.internal, Configs: cfgs}
+}
+
+// Topic returns the topic called name.
+func (p *Plane) Topic(name string) (TopicInfo, bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	t := p.byName[name]
+	if t == nil {
+		return TopicInfo{}, false
+	}
+	return p.infoLocked(t), true
+}
+
+// TopicByID returns the topic with the given topic ID.
+func (p *Plane) TopicByID(id [16]byte) (TopicInfo, bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	t := p.byID[id]
+	if t == nil {
+		return TopicInfo{}, false
+	}
+	return p.infoLocked(t), true
+}
+
+// Topics returns every topic, sorted by name.
+func (p *Plane) Topics() []TopicInfo {
+	p.mu.RLock()
+	out := make([]TopicInfo, 0, len(p.byName))
+	for _, t := range p.byName {
+		out = append(out, p.infoLocked(t))
+	}
+	p.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// sortedTopics returns every topic with its partitions, sorted by name.
+func (p *Plane) sortedTopics() []*topic {
+	p.mu.RLock()
+	out := make([]*topic, 0, len(p.byName))
+	for _, t := range p.byName {
+		out = append(out, t)
+	}
+	p.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// Offsets returns the log start offset and high watermark of a partition,
+// for lag computations. ok is false for an unknown topic or partition.
+func (p *Plane) Offsets(topicName string, partition int32) (logStart, highWatermark int64, ok bool) {
+	_, parts := p.lookup(topicName)
+	if partition < 0 || int(partition) >= len(parts) {
+		return 0, 0, false
+	}
+	ls, hw := parts[partition].offsets()
+	return ls, hw, true
+}
+
+// Subscribe registers fn, called after topics are created, deleted or grow
+// partitions. Calls happen outside the plane's locks, one at a time, in the
+// order the changes were committed (fn may call back into the plane).
+func (p *Plane) Subscribe(fn func(TopicChange)) {
+	p.subMu.Lock()
+	p.subs = append(p.subs, fn)
+	p.subMu.Unlock()
+}
+
+// publish queues ev (called in commit order, under adminMu).
+func (p *Plane) publish(ev TopicChange) {
+	p.subMu.Lock()
+	p.events = append(p.events, ev)
+	p.subMu.Unlock()
+}
+
+// deliver runs queued events through the subscribers unless another
+// goroutine already is (then it will pick ours up too).
+func (p *Plane) deliver() {
+	p.subMu.Lock()
+	if p.delivering {
+		p.subMu.Unlock()
+		return
+	}
+	p.delivering = true
+	for len(p.events) > 0 {
+		ev := p.events[0]
+		p.events = p.events[1:]
+		subs := p.subs
+		p.subMu.Unlock()
+		for _, fn := range subs {
+			fn(ev)
+		}
+		p.subMu.Lock()
+	}
+	p.events = nil
+	p.delivering = false
+	p.subMu.Unlock()
+}

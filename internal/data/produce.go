@@ -1,0 +1,190 @@
+package data
+
+import (
+	"context"
+	"encoding/binary"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Produce appends each partition's record batch and answers with its base
+// offset. Partitions are appended concurrently; each append commits its own
+// Pebble batch (Sync unless acks=0) so concurrent produces group-commit.
+//
+// Per partition: the batch must be exactly one valid magic-2 batch
+// (CORRUPT_MESSAGE, INVALID_RECORD, UNSUPPORTED_FOR_MESSAGE_FORMAT), at most
+// max.message.bytes (MESSAGE_TOO_LARGE); unknown topics are auto-created when
+// auto.create.topics.enable (else UNKNOWN_TOPIC_OR_PARTITION; v13+ by topic
+// ID: UNKNOWN_TOPIC_ID); idempotent batches follow Kafka's sequence rules
+// (a duplicate answers NONE with the original base offset). Acks other than
+// -1, 0, 1 → INVALID_REQUIRED_ACKS. Transactional produce is not supported
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED). acks=0 returns nil: no response.
+func (p *Plane) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.ProduceResponse {
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	byID := req.Version >= 13
+	var wg sync.WaitGroup
+	for _, rt := range req.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		var (
+			t     *topic
+			parts []*partition
+			terr  *kerr.Error
+		)
+		switch {
+		case req.Acks != -1 && req.Acks != 0 && req.Acks != 1:
+			terr = kerr.InvalidRequiredAcks
+		case req.TransactionID != nil:
+			terr = kerr.TransactionalIDAuthorizationFailed
+		case byID:
+			if t, parts = p.lookupID(rt.TopicID); t == nil {
+				terr = kerr.UnknownTopicID
+			}
+		default:
+			var aerr *apiError
+			if t, parts, aerr = p.autoCreate(rt.Topic, true); aerr != nil {
+				terr = aerr.code
+			}
+		}
+		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
+		for i, rp := range rt.Partitions {
+			sp := &st.Partitions[i]
+			*sp = kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.BaseOffset = -1
+			switch {
+			case terr != nil:
+				sp.ErrorCode = terr.Code
+				continue
+			case rp.Partition < 0 || int(rp.Partition) >= len(parts):
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				continue
+			}
+			wg.Add(1)
+			go func(t *topic, part *partition, records []byte) {
+				defer wg.Done()
+				p.appendOne(t, part, records, req.Acks != 0, sp)
+			}(t, parts[rp.Partition], rp.Records)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	wg.Wait()
+	if req.Acks == 0 {
+		return nil
+	}
+	return resp
+}
+
+// appendOne validates and appends one batch to part, filling sp.
+func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, sp *kmsg.ProduceResponseTopicPartition) {
+	h, kerrCode := validateProduceBatch(records)
+	if kerrCode != nil {
+		sp.ErrorCode = kerrCode.Code
+		return
+	}
+	if len(records) > t.maxMessageBytes {
+		sp.ErrorCode = kerr.MessageTooLarge.Code
+		return
+	}
+	if h.Attributes&attrTransactional != 0 {
+		sp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		return
+	}
+	now := p.cfg.Now().UnixMilli()
+
+	t.life.RLock()
+	defer t.life.RUnlock()
+	if t.deleted {
+		sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		return
+	}
+
+	part.mu.Lock()
+	idempotent := h.ProducerID >= 0
+	var ps *producerState
+	if idempotent {
+		ps = part.producers[h.ProducerID]
+		dup, serr := ps.check(h)
+		if serr != nil {
+			part.mu.Unlock()
+			sp.ErrorCode = serr.Code
+			return
+		}
+		if dup != nil {
+			base, pending := dup.base, dup.pending
+			logStart := part.logStart
+			part.mu.Unlock()
+			if pending != nil {
+				<-pending.ch // answer only once the original is durable
+			}
+			sp.BaseOffset, sp.LogStartOffset = base, logStart
+			if t.logAppendTime {
+				sp.LogAppendTime = now
+			}
+			return
+		}
+	}
+	base, pa := part.begin(int64(h.LastOffsetDelta) + 1)
+	var forgotten []int64
+	if idempotent {
+		if ps == nil {
+			ps = &producerState{epoch: h.ProducerEpoch}
+			part.producers[h.ProducerID] = ps
+		}
+		forgotten = ps.record(h, base, pa)
+	}
+	logStart := part.logStart
+	part.mu.Unlock()
+
+	// Build the stored batch straight into the Pebble batch: the records as
+	// sent with the base offset and partition leader epoch (both outside the
+	// CRC) rewritten, and LogAppendTime stamped when the topic says so.
+	key := logKey(t.id, part.index, base)
+	b := p.db.NewBatch()
+	op := b.SetDeferred(len(key), len(records))
+	copy(op.Key, key)
+	copy(op.Value, records)
+	binary.BigEndian.PutUint64(op.Value[offBaseOffset:], uint64(base))
+	binary.BigEndian.PutUint32(op.Value[offLeaderEpoch:], 0)
+	if t.logAppendTime {
+		setLogAppendTime(op.Value, now)
+	}
+	_ = op.Finish()
+	if idempotent {
+		_ = b.Set(producerBatchKey(t.id, part.index, h.ProducerID, base),
+			encodeProducerBatch(h.ProducerEpoch, h.BaseSequence, h.LastOffsetDelta), nil)
+		for _, fb := range forgotten {
+			_ = b.Delete(producerBatchKey(t.id, part.index, h.ProducerID, fb), nil)
+		}
+	}
+	opts := pebble.Sync
+	if !sync {
+		opts = pebble.NoSync
+	}
+	err := b.Commit(opts)
+	_ = b.Close()
+	if err == nil && idempotent {
+		part.mu.Lock()
+		for i := range ps.batches {
+			if ps.batches[i].pending == pa {
+				ps.batches[i].pending = nil
+			}
+		}
+		part.mu.Unlock()
+	}
+	part.finish(pa)
+	if err != nil {
+		// The offsets stay assigned (a gap, as after compaction).
+		p.log.Error("produce commit", "topic", t.name, "partition", part.index, "err", err)
+		sp.ErrorCode = kerr.KafkaStorageError.Code
+		return
+	}
+	sp.BaseOffset, sp.LogStartOffset = base, logStart
+	sp.LogAppendTime = -1
+	if t.logAppendTime {
+		sp.LogAppendTime = now
+	}
+}

@@ -1,0 +1,238 @@
+package data
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// producerBatchesKept is how many batches per (producer, partition) Kafka
+// remembers for duplicate detection (max.in.flight for idempotence).
+const producerBatchesKept = 5
+
+// producerBatch is one remembered batch of an idempotent producer.
+type producerBatch struct {
+	firstSeq, lastSeq int32
+	base              int64
+	lastDelta         int32
+	pending           *pendingAppend // nil when known durable
+}
+
+// producerState is an idempotent producer's state in one partition.
+type producerState struct {
+	epoch   int16
+	batches []producerBatch // oldest first
+}
+
+// incSeq adds delta to a sequence number, wrapping past MaxInt32 to 0 as
+// Kafka's DefaultRecordBatch.incrementSequence does.
+func incSeq(seq, delta int32) int32 {
+	if seq > math.MaxInt32-delta {
+		return delta - (math.MaxInt32 - seq) - 1
+	}
+	return seq + delta
+}
+
+// check applies Kafka's ProducerStateManager sequence rules to h. It returns
+// the remembered batch when h is a duplicate of one (the caller answers with
+// its base offset and no error). Errors: INVALID_PRODUCER_EPOCH for an older
+// epoch, OUT_OF_ORDER_SEQUENCE_NUMBER for a gap or a new epoch not starting at
+// sequence 0. A producer this partition has no state for may start anywhere.
+func (ps *producerState) check(h batchHeader) (*producerBatch, *kerr.Error) {
+	if ps == nil || len(ps.batches) == 0 {
+		return nil, nil
+	}
+	switch {
+	case h.ProducerEpoch < ps.epoch:
+		return nil, kerr.InvalidProducerEpoch
+	case h.ProducerEpoch > ps.epoch:
+		if h.BaseSequence != 0 {
+			return nil, kerr.OutOfOrderSequenceNumber
+		}
+		return nil, nil
+	}
+	last := incSeq(h.BaseSequence, h.LastOffsetDelta)
+	for i := range ps.batches {
+		if b := &ps.batches[i]; b.firstSeq == h.BaseSequence && b.lastSeq == last {
+			return b, nil
+		}
+	}
+	if latest := ps.batches[len(ps.batches)-1]; h.BaseSequence != incSeq(latest.lastSeq, 1) {
+		return nil, kerr.OutOfOrderSequenceNumber
+	}
+	return nil, nil
+}
+
+// record remembers a new batch and returns the base offsets of forgotten
+// batches, whose keys the caller deletes in the same Pebble batch.
+func (ps *producerState) record(h batchHeader, base int64, pa *pendingAppend) (forgotten []int64) {
+	if h.ProducerEpoch != ps.epoch {
+		for _, b := range ps.batches {
+			forgotten = append(forgotten, b.base)
+		}
+		ps.batches = ps.batches[:0]
+		ps.epoch = h.ProducerEpoch
+	}
+	ps.batches = append(ps.batches, producerBatch{
+		firstSeq:  h.BaseSequence,
+		lastSeq:   incSeq(h.BaseSequence, h.LastOffsetDelta),
+		base:      base,
+		lastDelta: h.LastOffsetDelta,
+		pending:   pa,
+	})
+	if len(ps.batches) > producerBatchesKept {
+		forgotten = append(forgotten, ps.batches[0].base)
+		ps.batches = append(ps.batches[:0], ps.batches[1:]...)
+	}
+	return forgotten
+}
+
+func encodeProducerBatch(epoch int16, firstSeq, lastDelta int32) []byte {
+	v := make([]byte, 10)
+	binary.BigEndian.PutUint16(v[0:], uint16(epoch))
+	binary.BigEndian.PutUint32(v[2:], uint32(firstSeq))
+	binary.BigEndian.PutUint32(v[6:], uint32(lastDelta))
+	return v
+}
+
+// loadProducers rebuilds idempotent-producer state from the 'd' 'q' keys:
+// per (partition, producer) the highest epoch's last five batches. Keys of
+// older epochs, extra batches or deleted partitions are removed.
+func (p *Plane) loadProducers() error {
+	prefix := []byte{keyPrefix, kindProducerBatch}
+	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return fmt.Errorf("data: load producers: %w", err)
+	}
+	type entry struct {
+		key   []byte
+		epoch int16
+		b     producerBatch
+	}
+	var stale [][]byte
+	var group []entry
+	var groupPart *partition
+	var groupPID int64
+	flush := func() {
+		if len(group) == 0 {
+			return
+		}
+		top := group[0].epoch
+		for _, e := range group {
+			top = max(top, e.epoch)
+		}
+		var keep []entry
+		for _, e := range group {
+			if e.epoch == top {
+				keep = append(keep, e)
+			} else {
+				stale = append(stale, e.key)
+			}
+		}
+		if len(keep) > producerBatchesKept {
+			for _, e := range keep[:len(keep)-producerBatchesKept] {
+				stale = append(stale, e.key)
+			}
+			keep = keep[len(keep)-producerBatchesKept:]
+		}
+		ps := &producerState{epoch: top}
+		for _, e := range keep {
+			ps.batches = append(ps.batches, e.b)
+		}
+		groupPart.producers[groupPID] = ps
+		group = group[:0]
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		k, v := it.Key(), it.Value()
+		key := append([]byte(nil), k...)
+		if len(k) != 2+16+4+8+8 || len(v) != 10 {
+			stale = append(stale, key)
+			continue
+		}
+		id := [16]byte(k[2:18])
+		idx := int32(binary.BigEndian.Uint32(k[18:]))
+		pid := int64(binary.BigEndian.Uint64(k[22:]))
+		base := int64(binary.BigEndian.Uint64(k[30:]))
+		_, parts := p.lookupID(id)
+		if idx < 0 || int(idx) >= len(parts) {
+			stale = append(stale, key)
+			continue
+		}
+		part := parts[idx]
+		if part != groupPart || pid != groupPID {
+			flush()
+			groupPart, groupPID = part, pid
+		}
+		epoch := int16(binary.BigEndian.Uint16(v[0:]))
+		first := int32(binary.BigEndian.Uint32(v[2:]))
+		delta := int32(binary.BigEndian.Uint32(v[6:]))
+		group = append(group, entry{key: key, epoch: epoch, b: producerBatch{
+			firstSeq: first, lastSeq: incSeq(first, delta), base: base, lastDelta: delta,
+		}})
+	}
+	flush()
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("data: load producers: %w", err)
+	}
+	if len(stale) > 0 {
+		b := p.db.NewBatch()
+		for _, k := range stale {
+			_ = b.Delete(k, nil)
+		}
+		if err := b.Commit(pebble.Sync); err != nil {
+			return fmt.Errorf("data: drop stale producer state: %w", err)
+		}
+		_ = b.Close()
+	}
+	return nil
+}
+
+// producerIDBlock is how many producer IDs one durable write reserves.
+const producerIDBlock = 1000
+
+// InitProducerID hands an idempotent (non-transactional) producer a new
+// producer ID with epoch 0, as Kafka does for a null transactional ID (even
+// when a v3+ request names its current ID and epoch). IDs are monotonic
+// across restarts: the stored value is the end of the reserved block.
+// Transactional IDs are not supported: INVALID_REQUEST.
+func (p *Plane) InitProducerID(ctx context.Context, req *kmsg.InitProducerIDRequest) *kmsg.InitProducerIDResponse {
+	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
+	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	if req.TransactionalID != nil {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		return resp
+	}
+	pid, err := p.allocProducerID()
+	if err != nil {
+		p.log.Error("allocate producer id", "err", err)
+		resp.ErrorCode = kerr.KafkaStorageError.Code
+		return resp
+	}
+	resp.ProducerID, resp.ProducerEpoch = pid, 0
+	return resp
+}
+
+func (p *Plane) allocProducerID() (int64, error) {
+	p.pidMu.Lock()
+	defer p.pidMu.Unlock()
+	// nextPID is loaded as the end of the last reserved block; pidLimit 0
+	// means nothing is reserved in this process yet.
+	if p.pidLimit == 0 || p.pidNext >= p.pidLimit {
+		if p.pidLimit == 0 {
+			p.pidNext = p.nextPID
+		}
+		limit := p.pidNext + producerIDBlock
+		if err := p.db.Set(nextPIDKey(), binary.BigEndian.AppendUint64(nil, uint64(limit)), pebble.Sync); err != nil {
+			return 0, err
+		}
+		p.pidLimit = limit
+	}
+	pid := p.pidNext
+	p.pidNext++
+	return pid, nil
+}

@@ -1,0 +1,303 @@
+package data
+
+import (
+	"crypto/rand"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// topic is one topic. name, id, internal and configs never change; parts is
+// guarded by Plane.mu and replaced (never mutated) when the topic grows.
+type topic struct {
+	name            string
+	id              [16]byte
+	internal        bool
+	configs         map[string]string // overrides
+	logAppendTime   bool
+	maxMessageBytes int
+
+	parts []*partition
+
+	// life is held shared by produces while they append and exclusively by
+	// DeleteTopics, so no append lands after the topic's keys are deleted.
+	life    sync.RWMutex
+	deleted bool
+}
+
+// kafkaInternalTopics are the topics Kafka marks internal in Metadata.
+var kafkaInternalTopics = map[string]bool{
+	"__consumer_offsets":  true,
+	"__transaction_state": true,
+	"__share_group_state": true,
+}
+
+func newTopic(name string, id [16]byte, configs map[string]string) *topic {
+	if configs == nil {
+		configs = map[string]string{}
+	}
+	t := &topic{
+		name:            name,
+		id:              id,
+		internal:        kafkaInternalTopics[name],
+		configs:         configs,
+		logAppendTime:   configs[cfgTimestampType] == timestampLogAppendTime,
+		maxMessageBytes: defaultMaxMessageBytes,
+	}
+	if v, ok := configs[cfgMaxMessageBytes]; ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			t.maxMessageBytes = n
+		}
+	}
+	return t
+}
+
+// apiError is a Kafka error code with a message.
+type apiError struct {
+	code *kerr.Error
+	msg  string
+}
+
+func (e *apiError) Error() string {
+	if e.msg == "" {
+		return e.code.Message
+	}
+	return e.code.Message + ": " + e.msg
+}
+
+func (e *apiError) Unwrap() error { return e.code }
+
+func errf(code *kerr.Error, format string, args ...any) *apiError {
+	return &apiError{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// validTopicName applies Kafka's Topic.validate: 1–249 characters from
+// [a-zA-Z0-9._-], and not "." or "..". The result is "" when valid.
+func validTopicName(name string) string {
+	switch {
+	case name == "":
+		return "topic name is empty"
+	case name == "." || name == "..":
+		return "topic name cannot be \".\" or \"..\""
+	case len(name) > 249:
+		return "topic name is longer than 249 characters"
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Sprintf("topic name %q contains a character other than ASCII alphanumerics, '.', '_' and '-'", name)
+		}
+	}
+	return ""
+}
+
+// newTopicID returns a random UUID, never zero and never one whose base64
+// form starts with '-' (Kafka's Uuid.randomUuid rule).
+func newTopicID() [16]byte {
+	for {
+		var id [16]byte
+		_, _ = rand.Read(id[:])
+		if id != ([16]byte{}) && id[0]>>2 != 62 {
+			return id
+		}
+	}
+}
+
+// createSpec is a validated topic-creation request.
+type createSpec struct {
+	name       string
+	partitions int32
+	configs    map[string]string
+}
+
+// checkCreate validates a topic creation (name, partition count, configs).
+func checkCreate(name string, partitions int32, configs map[string]*string) (createSpec, *apiError) {
+	if msg := validTopicName(name); msg != "" {
+		return createSpec{}, errf(kerr.InvalidTopicException, "%s", msg)
+	}
+	if partitions <= 0 || partitions > maxPartitionsPerTopic {
+		return createSpec{}, errf(kerr.InvalidPartitions, "number of partitions must be between 1 and %d, got %d", maxPartitionsPerTopic, partitions)
+	}
+	out := make(map[string]string, len(configs))
+	for k, v := range configs {
+		if msg := validateTopicConfig(k, v); msg != "" {
+			return createSpec{}, errf(kerr.InvalidConfig, "%s", msg)
+		}
+		out[k] = *v
+	}
+	return createSpec{name: name, partitions: partitions, configs: out}, nil
+}
+
+// createTopic creates a validated topic durably and publishes the change.
+// Errors: TOPIC_ALREADY_EXISTS, KAFKA_STORAGE_ERROR.
+func (p *Plane) createTopic(spec createSpec, validateOnly bool) (*topic, *apiError) {
+	p.adminMu.Lock()
+	if t, _ := p.lookup(spec.name); t != nil {
+		p.adminMu.Unlock()
+		return nil, errf(kerr.TopicAlreadyExists, "topic %q already exists", spec.name)
+	}
+	t := newTopic(spec.name, newTopicID(), spec.configs)
+	if validateOnly {
+		p.adminMu.Unlock()
+		return t, nil
+	}
+	if err := p.db.Set(topicKey(t.name), encodeTopic(t, spec.partitions), pebble.Sync); err != nil {
+		p.adminMu.Unlock()
+		p.log.Error("create topic", "topic", t.name, "err", err)
+		return nil, errf(kerr.KafkaStorageError, "%v", err)
+	}
+	// A fresh topic ID has no stored keys, so the partitions start empty.
+	for i := int32(0); i < spec.partitions; i++ {
+		t.parts = append(t.parts, newPartition(t.id, i))
+	}
+	p.mu.Lock()
+	p.byName[t.name] = t
+	p.byID[t.id] = t
+	info := p.infoLocked(t)
+	p.mu.Unlock()
+	p.publish(TopicChange{Created: []TopicInfo{info}})
+	p.adminMu.Unlock()
+	p.log.Info("topic created", "topic", t.name, "partitions", spec.partitions)
+	p.deliver()
+	return t, nil
+}
+
+// CreateTopic creates a topic with the given partition count and config
+// overrides; the coordinator uses it for Kafka Streams internal topics.
+// Errors wrap kerr codes: INVALID_TOPIC_EXCEPTION, INVALID_PARTITIONS,
+// INVALID_CONFIG, TOPIC_ALREADY_EXISTS, KAFKA_STORAGE_ERROR.
+func (p *Plane) CreateTopic(name string, partitions int32, configs map[string]string) (TopicInfo, error) {
+	cfgs := make(map[string]*string, len(configs))
+	for k, v := range configs {
+		cfgs[k] = &v
+	}
+	spec, aerr := checkCreate(name, partitions, cfgs)
+	if aerr != nil {
+		return TopicInfo{}, aerr
+	}
+	t, aerr := p.createTopic(spec, false)
+	if aerr != nil {
+		return TopicInfo{}, aerr
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.infoLocked(t), nil
+}
+
+// autoCreate returns the topic called name, creating it with num.partitions
+// when auto.create.topics.enable allows. Errors: UNKNOWN_TOPIC_OR_PARTITION
+// (auto-creation off), INVALID_TOPIC_EXCEPTION, KAFKA_STORAGE_ERROR.
+func (p *Plane) autoCreate(name string, allow bool) (*topic, []*partition, *apiError) {
+	if t, parts := p.lookup(name); t != nil {
+		return t, parts, nil
+	}
+	if msg := validTopicName(name); msg != "" {
+		return nil, nil, errf(kerr.InvalidTopicException, "%s", msg)
+	}
+	if !allow || !p.cfg.AutoCreateTopics {
+		return nil, nil, &apiError{code: kerr.UnknownTopicOrPartition}
+	}
+	spec, aerr := checkCreate(name, p.cfg.NumPartitions, nil)
+	if aerr != nil {
+		return nil, nil, aerr
+	}
+	if _, aerr := p.createTopic(spec, false); aerr != nil && aerr.code != kerr.TopicAlreadyExists {
+		return nil, nil, aerr
+	}
+	t, parts := p.lookup(name)
+	if t == nil { // deleted concurrently
+		return nil, nil, &apiError{code: kerr.UnknownTopicOrPartition}
+	}
+	return t, parts, nil
+}
+
+// deleteTopic removes t and all its stored keys durably.
+func (p *Plane) deleteTopic(t *topic) *apiError {
+	p.adminMu.Lock()
+	p.mu.Lock()
+	if p.byID[t.id] != t {
+		p.mu.Unlock()
+		p.adminMu.Unlock()
+		return &apiError{code: kerr.UnknownTopicOrPartition}
+	}
+	delete(p.byName, t.name)
+	delete(p.byID, t.id)
+	info := p.infoLocked(t)
+	parts := t.parts
+	p.mu.Unlock()
+
+	t.life.Lock() // waits for in-flight produces
+	t.deleted = true
+	b := p.db.NewBatch()
+	_ = b.Delete(topicKey(t.name), nil)
+	for _, kind := range []byte{kindLog, kindLogStart, kindProducerBatch} {
+		pre := topicPrefix(kind, t.id)
+		_ = b.DeleteRange(pre, prefixEnd(pre), nil)
+	}
+	err := b.Commit(pebble.Sync)
+	_ = b.Close()
+	t.life.Unlock()
+	for _, part := range parts {
+		part.wake() // long-polling fetches notice the deletion
+	}
+	if err != nil {
+		// The topic is gone from memory; its keys may reappear on restart.
+		p.log.Error("delete topic", "topic", t.name, "err", err)
+	}
+	p.publish(TopicChange{Deleted: []TopicInfo{info}})
+	p.adminMu.Unlock()
+	p.log.Info("topic deleted", "topic", t.name)
+	p.deliver()
+	if err != nil {
+		return errf(kerr.KafkaStorageError, "%v", err)
+	}
+	return nil
+}
+
+// growTopic raises t's partition count to count durably.
+// Errors: INVALID_PARTITIONS when count does not exceed the current count.
+func (p *Plane) growTopic(t *topic, count int32, validateOnly bool) *apiError {
+	p.adminMu.Lock()
+	aerr := p.growTopicLocked(t, count, validateOnly)
+	p.adminMu.Unlock()
+	p.deliver()
+	return aerr
+}
+
+func (p *Plane) growTopicLocked(t *topic, count int32, validateOnly bool) *apiError {
+	p.mu.RLock()
+	cur := int32(len(t.parts))
+	live := p.byID[t.id] == t
+	p.mu.RUnlock()
+	if !live {
+		return &apiError{code: kerr.UnknownTopicOrPartition}
+	}
+	switch {
+	case count < cur:
+		return errf(kerr.InvalidPartitions, "topic currently has %d partitions, which is higher than the requested %d", cur, count)
+	case count == cur:
+		return errf(kerr.InvalidPartitions, "topic already has %d partitions", cur)
+	case count > maxPartitionsPerTopic:
+		return errf(kerr.InvalidPartitions, "number of partitions must be at most %d", maxPartitionsPerTopic)
+	}
+	if validateOnly {
+		return nil
+	}
+	if err := p.db.Set(topicKey(t.name), encodeTopic(t, count), pebble.Sync); err != nil {
+		return errf(kerr.KafkaStorageError, "%v", err)
+	}
+	p.mu.Lock()
+	parts := append([]*partition(nil), t.parts...)
+	for i := cur; i < count; i++ {
+		parts = append(parts, newPartition(t.id, i))
+	}
+	t.parts = parts
+	info := p.infoLocked(t)
+	p.mu.Unlock()
+	p.publish(TopicChange{Resized: []TopicInfo{info}})
+	p.log.Info("topic partitions grown", "topic", t.name, "from", cur, "to", count)
+	return nil
+}

@@ -1,0 +1,301 @@
+// Package server is muster's Kafka listener: it accepts connections, reads size-prefixed frames,
+// parses request headers, decodes bodies with kmsg, dispatches each request to its handler and
+// writes responses in request order. Bad input (an oversized frame, an unknown key or version, a
+// malformed header or body) closes only that connection, with a log line saying why.
+package server
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/muster-io/muster/internal/wire"
+)
+
+// Request is what a handler sees of one request.
+type Request struct {
+	Header     wire.Header
+	ClientHost string
+	Body       kmsg.Request
+}
+
+// Handler serves one API key. It returns the response to send, or nil to send none (Produce with
+// acks=0). It may block; responses still leave in request order.
+type Handler func(ctx context.Context, r *Request) kmsg.Response
+
+// Options bound the server's resources.
+type Options struct {
+	// MaxRequestBytes is socket.request.max.bytes.
+	MaxRequestBytes int32
+	// MaxConnections is muster.max.connections; connections beyond it are closed at accept.
+	MaxConnections int
+	// MaxInflightBytes is muster.connection.max.inflight.bytes: request bytes one connection may
+	// have outstanding before the server stops reading from it.
+	MaxInflightBytes int64
+	// MaxInflightRequests bounds outstanding requests per connection (pipelining depth).
+	MaxInflightRequests int
+}
+
+// Stats are live counters (read by the metrics collector).
+type Stats struct {
+	Connections     atomic.Int64
+	ConnectionsOpen atomic.Int64
+	Rejected        atomic.Int64
+	BadFrames       atomic.Int64
+	Requests        [128]atomic.Int64
+}
+
+// Server is a Kafka protocol listener.
+type Server struct {
+	opts     Options
+	log      *slog.Logger
+	handlers map[int16]Handler
+	Stats    Stats
+
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  map[net.Conn]struct{}
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// New creates a server; register handlers before Serve.
+func New(opts Options, log *slog.Logger) *Server {
+	if opts.MaxRequestBytes <= 0 {
+		opts.MaxRequestBytes = 100 << 20
+	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = 10000
+	}
+	if opts.MaxInflightBytes <= 0 {
+		opts.MaxInflightBytes = 100 << 20
+	}
+	if opts.MaxInflightRequests <= 0 {
+		opts.MaxInflightRequests = 128
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Server{opts: opts, log: log, handlers: map[int16]Handler{}, conns: map[net.Conn]struct{}{}}
+	s.handlers[18] = s.apiVersions
+	return s
+}
+
+// Handle registers the handler of an API key. Only keys in wire.Supported are served.
+func (s *Server) Handle(key int16, h Handler) {
+	if _, ok := wire.Lookup(key); !ok {
+		panic(fmt.Sprintf("server: key %d is not in wire.Supported", key))
+	}
+	s.handlers[key] = h
+}
+
+// Serve accepts connections on ln until Close.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	s.ln = ln
+	s.mu.Unlock()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			c.Close()
+			return nil
+		}
+		if len(s.conns) >= s.opts.MaxConnections {
+			s.mu.Unlock()
+			s.Stats.Rejected.Add(1)
+			s.log.Warn("connection limit reached; closing new connection", "remote", c.RemoteAddr().String(), "limit", s.opts.MaxConnections)
+			c.Close()
+			continue
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		s.Stats.Connections.Add(1)
+		s.Stats.ConnectionsOpen.Add(1)
+		go s.serveConn(c)
+	}
+}
+
+// Close stops accepting, closes every connection and waits for their goroutines.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+type pending struct {
+	hdr  wire.Header
+	size int64
+	resp kmsg.Response
+	done chan struct{}
+}
+
+func (s *Server) serveConn(c net.Conn) {
+	defer s.wg.Done()
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		s.Stats.ConnectionsOpen.Add(-1)
+		c.Close()
+	}()
+	remote := c.RemoteAddr().String()
+	host, _, _ := net.SplitHostPort(remote)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	log := s.log.With("remote", remote)
+
+	queue := make(chan *pending, s.opts.MaxInflightRequests)
+	var inflight atomic.Int64
+	space := make(chan struct{}, 1)
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		bw := bufio.NewWriterSize(c, 64<<10)
+		var buf []byte
+		for p := range queue {
+			select {
+			case <-p.done:
+			case <-ctx.Done():
+				return
+			}
+			inflight.Add(-p.size)
+			select {
+			case space <- struct{}{}:
+			default:
+			}
+			if p.resp == nil {
+				continue
+			}
+			buf = wire.AppendResponse(buf[:0], p.hdr, p.resp)
+			if _, err := bw.Write(buf); err != nil {
+				cancel()
+				return
+			}
+			if len(queue) == 0 {
+				if err := bw.Flush(); err != nil {
+					cancel()
+					return
+				}
+			}
+		}
+		bw.Flush()
+	}()
+	defer func() {
+		close(queue)
+		<-writerDone
+	}()
+
+	br := bufio.NewReaderSize(c, 64<<10)
+	for {
+		for inflight.Load() > s.opts.MaxInflightBytes {
+			select {
+			case <-space:
+			case <-ctx.Done():
+				return
+			}
+		}
+		frame, err := wire.ReadFrame(br, s.opts.MaxRequestBytes)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && ctx.Err() == nil {
+				s.Stats.BadFrames.Add(1)
+				log.Warn("closing connection: bad frame", "err", err)
+			}
+			return
+		}
+		hdr, body, err := wire.ParseHeader(frame)
+		if err != nil {
+			s.Stats.BadFrames.Add(1)
+			log.Warn("closing connection: bad request header", "err", err)
+			return
+		}
+		p := &pending{hdr: hdr, size: int64(len(frame)), done: make(chan struct{})}
+		req, herr := s.decode(hdr, body)
+		if herr != nil {
+			if hdr.APIKey == 18 {
+				// ApiVersions with a version we do not know: Kafka answers v0 with
+				// UNSUPPORTED_VERSION and its key table so the client can retry (KIP-511).
+				p.hdr.Flexible = false
+				p.resp = s.apiVersionsFallback()
+				close(p.done)
+				queue <- p
+				continue
+			}
+			s.Stats.BadFrames.Add(1)
+			log.Warn("closing connection: "+herr.Error(), "api_key", hdr.APIKey, "api_version", hdr.APIVersion, "correlation_id", hdr.CorrelationID)
+			return
+		}
+		if hdr.APIKey >= 0 && int(hdr.APIKey) < len(s.Stats.Requests) {
+			s.Stats.Requests[hdr.APIKey].Add(1)
+		}
+		inflight.Add(p.size)
+		select {
+		case queue <- p:
+		case <-ctx.Done():
+			return
+		}
+		h := s.handlers[hdr.APIKey]
+		r := &Request{Header: hdr, ClientHost: host, Body: req}
+		go func() {
+			defer close(p.done)
+			defer func() {
+				if rec := recover(); rec != nil {
+					log.Error("handler panicked; closing connection", "api", kmsg.NameForKey(hdr.APIKey), "panic", rec)
+					p.resp = nil
+					cancel()
+					c.Close()
+				}
+			}()
+			p.resp = h(ctx, r)
+		}()
+	}
+}
+
+// decode validates the key and version against the table and decodes the body with kmsg.
+func (s *Server) decode(h wire.Header, body []byte) (kmsg.Request, error) {
+	api, ok := wire.Lookup(h.APIKey)
+	if !ok || s.handlers[h.APIKey] == nil {
+		return nil, fmt.Errorf("unsupported API key %d", h.APIKey)
+	}
+	if h.APIVersion < api.Accepted.Min || h.APIVersion > api.Accepted.Max {
+		return nil, fmt.Errorf("unsupported %s version %d (supported %d-%d)", api.Name, h.APIVersion, api.Advertised.Min, api.Advertised.Max)
+	}
+	req := kmsg.RequestForKey(h.APIKey)
+	req.SetVersion(h.APIVersion)
+	if err := req.ReadFrom(body); err != nil {
+		return nil, fmt.Errorf("malformed %s v%d body: %v", api.Name, h.APIVersion, err)
+	}
+	return req, nil
+}

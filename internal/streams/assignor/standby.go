@@ -1,0 +1,123 @@
+package assignor
+
+// assignStandbys places NumStandbyReplicas standby tasks per stateful task,
+// each on a distinct process that holds the task neither as active nor as
+// warm-up, balancing active plus standby tasks per member.
+func (st *state) assignStandbys() {
+	R := st.replicas
+	st.standby = make([]int32, st.numTasks*R)
+	for i := range st.standby {
+		st.standby[i] = -1
+	}
+	st.setQuota(int64(st.numTasks) + int64(st.numSF)*int64(R))
+
+	var deferred []int32
+	for si, s := range st.subs {
+		if !s.Stateful {
+			continue
+		}
+		off := st.subOffset[si]
+		for t := off; t < off+s.NumTasks; t++ {
+			free := func(p int32) bool { return !st.holds(t, p) }
+			i := 0
+			// The previous active owner, if it is not the active owner now.
+			if m := st.prevActive[t]; m >= 0 && m != st.owner[t] && free(st.proc[m]) {
+				if st.eligible(m) {
+					st.placeStandby(t, i, m)
+					i++
+				} else if mm := st.mh.min(st.proc[m]); st.eligible(mm) {
+					st.placeStandby(t, i, mm)
+					i++
+				}
+			}
+			// Previous standby/warm-up holders and lag reporters.
+			for ; i < R; i++ {
+				m := st.pickHolder(t, free)
+				if m < 0 {
+					break
+				}
+				st.placeStandby(t, i, m)
+			}
+			if i < R {
+				deferred = append(deferred, t)
+			}
+		}
+	}
+	if len(deferred) == 0 {
+		return
+	}
+
+	// The rest go to the least-loaded process not holding the task yet whose
+	// least-loaded member is under quota; failing that (the exclusions left
+	// no such process), to the least-loaded process not holding the task.
+	// Processes found full stay full for the pass and move to a second heap.
+	// Only a few processes hold a task, so few pops are needed per standby.
+	open := newProcHeap(st)
+	full := &procHeap{st: st}
+	var popped, poppedFull []int32
+	for _, t := range deferred {
+		for i := 0; i < R; i++ {
+			if st.standby[int(t)*R+i] >= 0 {
+				continue
+			}
+			target := int32(-1)
+			popped, poppedFull = popped[:0], poppedFull[:0]
+			for open.len() > 0 {
+				p := open.pop()
+				if !st.eligible(st.mh.min(p)) {
+					full.push(p)
+					continue
+				}
+				popped = append(popped, p)
+				if !st.holds(t, p) {
+					target = p
+					break
+				}
+			}
+			if target < 0 {
+				for full.len() > 0 {
+					p := full.pop()
+					poppedFull = append(poppedFull, p)
+					if !st.holds(t, p) {
+						target = p
+						break
+					}
+				}
+			}
+			if target >= 0 {
+				st.placeStandby(t, i, st.mh.min(target))
+			}
+			for _, p := range popped {
+				open.push(p)
+			}
+			for _, p := range poppedFull {
+				full.push(p)
+			}
+			if target < 0 {
+				break // too few processes for more standbys of t
+			}
+		}
+	}
+}
+
+// holds reports whether process p holds task t as active, warm-up or standby.
+func (st *state) holds(t, p int32) bool {
+	if st.proc[st.owner[t]] == p {
+		return true
+	}
+	if w := st.warm[t]; w >= 0 && st.proc[w] == p {
+		return true
+	}
+	R := st.replicas
+	for _, m := range st.standby[int(t)*R : int(t)*R+R] {
+		if m >= 0 && st.proc[m] == p {
+			return true
+		}
+	}
+	return false
+}
+
+func (st *state) placeStandby(t int32, i int, m int32) {
+	st.standby[int(t)*st.replicas+i] = m
+	st.take(m)
+}

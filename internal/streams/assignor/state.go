@@ -1,0 +1,338 @@
+package assignor
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// maxTotalTasks bounds the number of tasks (active plus standby) of one
+// assignment, to keep index arithmetic in int32 and allocations sane.
+const maxTotalTasks = 1 << 26
+
+// candidate kinds, in rank order: holders of the task in the previous target
+// (standby or warm-up) rank ahead of members that only report a lag for it.
+const (
+	kindStandby int8 = iota
+	kindWarmup
+	kindLag
+)
+
+// cand is a member holding state of a task other than its previous active owner.
+type cand struct {
+	member int32
+	kind   int8
+	hasLag bool
+	lag    int64
+}
+
+// candLess ranks state holders: previous standby/warm-up holders first, then
+// lag reporters; within a tier the lowest known lag first, then member order.
+func candLess(a, b cand) bool {
+	ta, tb := a.kind == kindLag, b.kind == kindLag
+	if ta != tb {
+		return !ta
+	}
+	la, lb := lagKey(a), lagKey(b)
+	if la != lb {
+		return la < lb
+	}
+	return a.member < b.member
+}
+
+func lagKey(c cand) int64 {
+	if !c.hasLag {
+		return math.MaxInt64
+	}
+	return c.lag
+}
+
+// state is the working state of one assignment, on integer indexes:
+// members in MemberID order, processes in ProcessID order, tasks numbered
+// subtopology by subtopology (subtopologies in ID order).
+type state struct {
+	spec *GroupSpec
+
+	members     []*MemberSpec // by member index
+	reportsLags []bool        // member reports TaskLags
+	proc        []int32       // member -> process
+	procMembers [][]int32     // process -> members (ascending)
+
+	subs      []Subtopology // sorted by ID
+	subIndex  map[string]int32
+	subOffset []int32 // task index of partition 0 of each subtopology; len(subs)+1
+	numTasks  int
+	numSF     int // stateful tasks
+	replicas  int // standby replicas
+
+	prevActive []int32 // task -> previous active member, -1
+	candStart  []int32 // task -> first candidate; len numTasks+1
+	cands      []cand
+
+	owner   []int32 // task -> active member
+	warm    []int32 // task -> warm-up member, -1
+	standby []int32 // task*replicas+i -> standby member, -1
+
+	load     []int32 // member -> tasks counted by the current pass
+	procLoad []int64 // process -> sum of its members' load
+	mh       memberHeaps
+	q        quota
+}
+
+func newState(spec *GroupSpec) (*state, error) {
+	if spec == nil {
+		return nil, errors.New("streams assignor: nil group spec")
+	}
+	if spec.NumStandbyReplicas < 0 {
+		return nil, fmt.Errorf("streams assignor: NumStandbyReplicas %d must be >= 0", spec.NumStandbyReplicas)
+	}
+	if spec.NumWarmupReplicas < 0 {
+		return nil, fmt.Errorf("streams assignor: NumWarmupReplicas %d must be >= 0", spec.NumWarmupReplicas)
+	}
+	if spec.AcceptableRecoveryLag < 0 {
+		return nil, fmt.Errorf("streams assignor: AcceptableRecoveryLag %d must be >= 0", spec.AcceptableRecoveryLag)
+	}
+	st := &state{spec: spec, replicas: spec.NumStandbyReplicas}
+	if err := st.indexSubtopologies(); err != nil {
+		return nil, err
+	}
+	if err := st.indexMembers(); err != nil {
+		return nil, err
+	}
+	if int64(st.numTasks)+int64(st.numSF)*int64(st.replicas) > maxTotalTasks {
+		return nil, fmt.Errorf("streams assignor: %d tasks with %d standby replicas exceed the limit of %d",
+			st.numTasks, st.replicas, maxTotalTasks)
+	}
+	st.indexPrevious()
+	return st, nil
+}
+
+func (st *state) indexSubtopologies() error {
+	subs := slices.Clone(st.spec.Subtopologies)
+	slices.SortFunc(subs, func(a, b Subtopology) int { return strings.Compare(a.ID, b.ID) })
+	st.subIndex = make(map[string]int32, len(subs))
+	st.subOffset = make([]int32, len(subs)+1)
+	total := int64(0)
+	for i, s := range subs {
+		if s.ID == "" {
+			return errors.New("streams assignor: empty subtopology id")
+		}
+		if i > 0 && subs[i-1].ID == s.ID {
+			return fmt.Errorf("streams assignor: duplicate subtopology id %q", s.ID)
+		}
+		if s.NumTasks < 0 {
+			return fmt.Errorf("streams assignor: subtopology %q has NumTasks %d, must be >= 0", s.ID, s.NumTasks)
+		}
+		st.subIndex[s.ID] = int32(i)
+		st.subOffset[i] = int32(total)
+		total += int64(s.NumTasks)
+		if total > maxTotalTasks {
+			return fmt.Errorf("streams assignor: more than %d tasks", maxTotalTasks)
+		}
+		if s.Stateful {
+			st.numSF += int(s.NumTasks)
+		}
+	}
+	st.subOffset[len(subs)] = int32(total)
+	st.subs = subs
+	st.numTasks = int(total)
+	return nil
+}
+
+func (st *state) indexMembers() error {
+	n := len(st.spec.Members)
+	st.members = make([]*MemberSpec, n)
+	for i := range st.spec.Members {
+		st.members[i] = &st.spec.Members[i]
+	}
+	slices.SortFunc(st.members, func(a, b *MemberSpec) int { return strings.Compare(a.MemberID, b.MemberID) })
+	for i, m := range st.members {
+		if m.MemberID == "" {
+			return errors.New("streams assignor: empty member id")
+		}
+		if i > 0 && st.members[i-1].MemberID == m.MemberID {
+			return fmt.Errorf("streams assignor: duplicate member id %q", m.MemberID)
+		}
+	}
+	// Processes in ProcessID order; a member without one is its own process.
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	pid := func(m int32) string {
+		if p := st.members[m].ProcessID; p != "" {
+			return p
+		}
+		return "\x00" + st.members[m].MemberID // cannot clash with real process ids' order semantics
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return strings.Compare(pid(a), pid(b)) })
+	st.proc = make([]int32, n)
+	st.reportsLags = make([]bool, n)
+	for i, m := range order {
+		if i == 0 || pid(order[i-1]) != pid(m) {
+			st.procMembers = append(st.procMembers, nil)
+		}
+		p := int32(len(st.procMembers) - 1)
+		st.proc[m] = p
+		st.procMembers[p] = append(st.procMembers[p], m)
+		st.reportsLags[m] = st.members[m].TaskLags != nil
+	}
+	st.load = make([]int32, n)
+	st.procLoad = make([]int64, len(st.procMembers))
+	st.mh.init(st)
+	return nil
+}
+
+// subRange returns the task index of partition 0 of subtopology sub and its
+// number of tasks; ok is false for an unknown subtopology.
+func (st *state) subRange(sub string) (off, n int32, ok bool) {
+	s, ok := st.subIndex[sub]
+	if !ok {
+		return 0, 0, false
+	}
+	return st.subOffset[s], st.subs[s].NumTasks, true
+}
+
+// indexPrevious records the previous active owner of every task and the
+// ranked holders of each stateful task's state (CSR layout).
+func (st *state) indexPrevious() {
+	T := st.numTasks
+	st.prevActive = make([]int32, T)
+	st.owner = make([]int32, T)
+	st.warm = make([]int32, T)
+	for t := range st.prevActive {
+		st.prevActive[t] = -1
+		st.owner[t] = -1
+		st.warm[t] = -1
+	}
+	for m, ms := range st.members {
+		for sub, parts := range ms.Active {
+			off, n, ok := st.subRange(sub)
+			if !ok {
+				continue
+			}
+			for _, p := range parts {
+				// Should two members claim a task, the first in member order keeps it.
+				if p >= 0 && p < n && st.prevActive[off+p] < 0 {
+					st.prevActive[off+p] = int32(m)
+				}
+			}
+		}
+	}
+
+	// One pass over the members' standby, warm-up and lag entries collects
+	// candidate records; a member's lag for a task it holds as standby or
+	// warm-up goes onto that record. last[t] is the newest record of task t,
+	// which dedups a member listing a task twice (its records are adjacent).
+	last := make([]int32, T)
+	for t := range last {
+		last[t] = -1
+	}
+	type rec struct {
+		t int32
+		c cand
+	}
+	var recs []rec
+	for m, ms := range st.members {
+		mi := int32(m)
+		holder := func(sub string, parts []int32, kind int8) {
+			off, n, ok := st.subRange(sub)
+			if !ok {
+				return
+			}
+			for _, p := range parts {
+				if p < 0 || p >= n {
+					continue
+				}
+				t := off + p
+				if st.prevActive[t] == mi || (last[t] >= 0 && recs[last[t]].c.member == mi) {
+					continue
+				}
+				last[t] = int32(len(recs))
+				recs = append(recs, rec{t, cand{member: mi, kind: kind}})
+			}
+		}
+		for sub, parts := range ms.Standby {
+			holder(sub, parts, kindStandby)
+		}
+		for sub, parts := range ms.Warmup {
+			holder(sub, parts, kindWarmup)
+		}
+		for sub, lags := range ms.TaskLags {
+			off, n, ok := st.subRange(sub)
+			if !ok {
+				continue
+			}
+			for p, lag := range lags {
+				if p < 0 || p >= n {
+					continue
+				}
+				t := off + p
+				if st.prevActive[t] == mi {
+					continue
+				}
+				if l := last[t]; l >= 0 && recs[l].c.member == mi {
+					recs[l].c.hasLag, recs[l].c.lag = true, max(lag, 0)
+					continue
+				}
+				last[t] = int32(len(recs))
+				recs = append(recs, rec{t, cand{member: mi, kind: kindLag, hasLag: true, lag: max(lag, 0)}})
+			}
+		}
+	}
+	// CSR layout by task.
+	st.candStart = make([]int32, T+1)
+	for _, r := range recs {
+		st.candStart[r.t+1]++
+	}
+	for t := 0; t < T; t++ {
+		st.candStart[t+1] += st.candStart[t]
+	}
+	st.cands = make([]cand, len(recs))
+	fill := last // reuse: next free slot per task
+	copy(fill, st.candStart[:T])
+	for _, r := range recs {
+		st.cands[fill[r.t]] = r.c
+		fill[r.t]++
+	}
+	for t := 0; t < T; t++ {
+		cs := st.cands[st.candStart[t]:st.candStart[t+1]]
+		// Lists are short (about the number of replicas): insertion sort.
+		for i := 1; i < len(cs); i++ {
+			for j := i; j > 0 && candLess(cs[j], cs[j-1]); j-- {
+				cs[j], cs[j-1] = cs[j-1], cs[j]
+			}
+		}
+	}
+}
+
+// candidates returns the ranked state holders of task t.
+func (st *state) candidates(t int32) []cand {
+	return st.cands[st.candStart[t]:st.candStart[t+1]]
+}
+
+// add changes a member's load, keeping process loads and heaps in step.
+func (st *state) add(m int32, delta int32) {
+	st.load[m] += delta
+	st.procLoad[st.proc[m]] += int64(delta)
+	st.mh.fix(m)
+}
+
+func (st *state) run() error {
+	if len(st.members) == 0 || st.numTasks == 0 {
+		return nil
+	}
+	if err := st.assignActive(true); err != nil {
+		return err
+	}
+	if err := st.assignActive(false); err != nil {
+		return err
+	}
+	st.assignWarmups()
+	if st.replicas > 0 && st.numSF > 0 {
+		st.assignStandbys()
+	}
+	return nil
+}
