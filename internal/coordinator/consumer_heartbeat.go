@@ -321,7 +321,17 @@ func (g *ConsumerGroup) heartbeat(st *State, c *Call, req *kmsg.ConsumerGroupHea
 		}
 		nm.clientHost = c.ClientHost
 	}
-	prevAssignor := g.preferredAssignor(st)
+	// The preferred assignor and the regexes are group-wide (O(members)): recompute them only
+	// when this member's choice changed or a refresh is due.
+	assignorChanged := (old == nil && nm.serverAssignor != "") || (old != nil && old.serverAssignor != nm.serverAssignor)
+	prevAssignor := ""
+	if assignorChanged {
+		prevAssignor = g.preferredAssignor(st)
+	}
+	regexDue := g.refresh || (old == nil && nm.subscribedRegex != "") || (old != nil && old.subscribedRegex != nm.subscribedRegex)
+	if r := g.regexes[nm.subscribedRegex]; nm.subscribedRegex != "" && (r == nil || st.Now.Sub(time.UnixMilli(r.timestamp)) >= regexRefreshInterval(st)) {
+		regexDue = true
+	}
 	bump := g.epoch == 0
 	if old == nil || string(cgMemberValue(old)) != string(cgMemberValue(nm)) {
 		var oldNames []string
@@ -334,10 +344,10 @@ func (g *ConsumerGroup) heartbeat(st *State, c *Call, req *kmsg.ConsumerGroupHea
 		}
 		g.writeMember(st, nm)
 	}
-	if g.preferredAssignor(st) != prevAssignor {
+	if assignorChanged && g.preferredAssignor(st) != prevAssignor {
 		bump = true
 	}
-	if g.refreshRegexes(st, g.refresh) {
+	if regexDue && g.refreshRegexes(st, g.refresh) {
 		bump = true
 	}
 	if bump || g.refresh {
