@@ -228,7 +228,7 @@ func (g *ConsumerGroup) memberTopics(m *consumerMember) []string {
 		}
 	}
 	sort.Strings(out)
-	return dedupSorted(out)
+	return cgDedupSorted(out)
 }
 
 // IsSubscribedToTopic implements Group: topic ∈ union of subscribed names and regex-resolved
@@ -453,7 +453,7 @@ func normalizeTP(a topicPartitions) topicPartitions {
 	return out
 }
 
-func dedupSorted(ss []string) []string {
+func cgDedupSorted(ss []string) []string {
 	if len(ss) < 2 {
 		return ss
 	}

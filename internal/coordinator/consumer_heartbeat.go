@@ -202,7 +202,7 @@ func newConsumerMemberID() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-func ownedFromRequest(ts []kmsg.ConsumerGroupHeartbeatRequestTopic) topicPartitions {
+func cgOwnedFromRequest(ts []kmsg.ConsumerGroupHeartbeatRequestTopic) topicPartitions {
 	if ts == nil {
 		return nil
 	}
@@ -252,7 +252,7 @@ func (g *ConsumerGroup) heartbeat(st *State, c *Call, req *kmsg.ConsumerGroupHea
 	if memberID == "" {
 		memberID = newConsumerMemberID()
 	}
-	owned := ownedFromRequest(req.Topics)
+	owned := cgOwnedFromRequest(req.Topics)
 	old := g.members[memberID]
 	if req.InstanceID == nil {
 		if old == nil && req.MemberEpoch != 0 {
@@ -310,7 +310,7 @@ func (g *ConsumerGroup) heartbeat(st *State, c *Call, req *kmsg.ConsumerGroupHea
 	if req.SubscribedTopicNames != nil {
 		names := append([]string{}, req.SubscribedTopicNames...)
 		sort.Strings(names)
-		nm.subscribedNames = dedupSorted(names)
+		nm.subscribedNames = cgDedupSorted(names)
 	}
 	if req.SubscribedTopicRegex != nil {
 		nm.subscribedRegex = *req.SubscribedTopicRegex
