@@ -55,7 +55,7 @@ func TestProduceFetchRoundTrip(t *testing.T) {
 	if fp := e.fetch("orders", 1, 13); fp.ErrorCode != kerr.OffsetOutOfRange.Code {
 		t.Fatalf("fetch past HW: %v", kerr.ErrorForCode(fp.ErrorCode))
 	}
-	if fp := e.fetch("orders", 0, 0); fp.ErrorCode != 0 || fp.HighWatermark != 0 {
+	if fp := e.fetch("orders", 0, 0); fp.ErrorCode != 0 || fp.HighWatermark != 0 || fp.RecordBatches == nil {
 		t.Fatalf("other partition: %+v", fp)
 	}
 	if fp := e.fetch("orders", 2, 0); fp.ErrorCode != kerr.UnknownTopicOrPartition.Code {
