@@ -15,7 +15,9 @@ type partition struct {
 	logStart  int64            // log start offset (DeleteRecords advances it)
 	inflight  []*pendingAppend // appends in offset order, not yet all done
 	producers map[int64]*producerState
-	waiters   map[chan struct{}]struct{} // long-polling fetches
+	// lastExpiryCheck is when (ms) producers were last checked for expiry.
+	lastExpiryCheck int64
+	waiters         map[chan struct{}]struct{} // long-polling fetches
 }
 
 // pendingAppend is one batch whose offsets are assigned and whose Pebble

@@ -134,8 +134,9 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 			ps = &producerState{epoch: h.ProducerEpoch}
 			part.producers[h.ProducerID] = ps
 		}
-		forgotten = ps.record(h, base, pa)
+		forgotten = ps.record(h, base, pa, now)
 	}
+	expired := part.expireProducers(now, p.cfg.ProducerIDExpiration.Milliseconds())
 	logStart := part.logStart
 	part.mu.Unlock()
 
@@ -155,10 +156,13 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 	_ = op.Finish()
 	if idempotent {
 		_ = b.Set(producerBatchKey(t.id, part.index, h.ProducerID, base),
-			encodeProducerBatch(h.ProducerEpoch, h.BaseSequence, h.LastOffsetDelta), nil)
+			encodeProducerBatch(h.ProducerEpoch, h.BaseSequence, h.LastOffsetDelta, now), nil)
 		for _, fb := range forgotten {
 			_ = b.Delete(producerBatchKey(t.id, part.index, h.ProducerID, fb), nil)
 		}
+	}
+	for _, k := range expired {
+		_ = b.Delete(k, nil)
 	}
 	opts := pebble.Sync
 	if !sync {
