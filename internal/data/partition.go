@@ -23,9 +23,10 @@ type partition struct {
 // pendingAppend is one batch whose offsets are assigned and whose Pebble
 // commit may still be running.
 type pendingAppend struct {
-	end  int64 // one past the batch's last offset
-	done bool
-	ch   chan struct{} // closed when the commit finished (successfully or not)
+	end    int64 // one past the batch's last offset
+	done   bool
+	failed bool          // the commit failed (set before ch is closed)
+	ch     chan struct{} // closed when the commit finished (successfully or not)
 }
 
 func newPartition(id [16]byte, index int32) *partition {
@@ -48,9 +49,9 @@ func (p *partition) begin(n int64) (int64, *pendingAppend) {
 
 // finish marks pa done and advances the high watermark over the finished
 // prefix of in-flight appends, waking fetches when it moved.
-func (p *partition) finish(pa *pendingAppend) {
+func (p *partition) finish(pa *pendingAppend, failed bool) {
 	p.mu.Lock()
-	pa.done = true
+	pa.done, pa.failed = true, failed
 	close(pa.ch)
 	moved := false
 	for len(p.inflight) > 0 && p.inflight[0].done {

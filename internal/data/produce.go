@@ -119,6 +119,10 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 			part.mu.Unlock()
 			if pending != nil {
 				<-pending.ch // answer only once the original is durable
+				if pending.failed {
+					sp.ErrorCode = kerr.KafkaStorageError.Code
+					return
+				}
 			}
 			sp.BaseOffset, sp.LogStartOffset = base, logStart
 			if t.logAppendTime {
@@ -179,7 +183,7 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 		}
 		part.mu.Unlock()
 	}
-	part.finish(pa)
+	part.finish(pa, err != nil)
 	if err != nil {
 		// The offsets stay assigned (a gap, as after compaction).
 		p.log.Error("produce commit", "topic", t.name, "partition", part.index, "err", err)
