@@ -84,10 +84,28 @@ func streamsGroupTopologyDescriptionUpdate(s *Service, ctx context.Context, meta
 	// A failed write is answered with its error; the drift heals when the next heartbeat
 	// re-solicits (seed 000).
 	if err := replyErr(s.do(bctx, req.Group, meta, recordTopologyDescriptionPush(td, req.Group, req.TopologyEpoch, perr))); err != nil {
+		var gone *groupGoneAfterSet
+		if errors.As(err, &gone) {
+			// The group was deleted while the plugin stored the description: delete it again
+			// so no orphan stays behind (fire and forget; deleteTopology is idempotent).
+			go func() {
+				dctx, cancel := context.WithTimeout(context.Background(), topologyDescriptionBookkeepingTimeout)
+				defer cancel()
+				if err := td.deleteTopology(dctx, req.Group); err != nil {
+					td.Log.Warn("kip-1331: deleting the description of a group deleted during its push failed", "group", req.Group, "err", err)
+				}
+			}()
+		}
 		return fail(err)
 	}
 	return resp
 }
+
+// groupGoneAfterSet is the bookkeeping answer when setTopology succeeded for a group that no
+// longer exists.
+type groupGoneAfterSet struct{ error }
+
+func (e *groupGoneAfterSet) Unwrap() error { return e.error }
 
 // replyErr folds a shard call whose reply is an error (or nil) into one error.
 func replyErr(out any, err error) error {
@@ -132,7 +150,7 @@ func recordTopologyDescriptionPush(td *TopologyDescriptions, group string, epoch
 		case perr == nil:
 			td.pushSettled(group, epoch)
 			if g == nil {
-				st.Reply(c, Errf(kerr.UnknownMemberID, "Group %s is not an existing streams group.", group))
+				st.Reply(c, &groupGoneAfterSet{Errf(kerr.UnknownMemberID, "Group %s is not an existing streams group.", group)})
 				return
 			}
 			if g.storedTopologyEpoch != epoch && g.TopologyEpoch() == epoch {

@@ -651,3 +651,49 @@ func TestKIP1331DiskPluginSurvivesRestart(t *testing.T) {
 		t.Fatalf("described topology differs: %v", err)
 	}
 }
+
+// BenchmarkKIP1331Push measures one StreamsGroupTopologyDescriptionUpdate round trip over
+// loopback (validation op, memory plugin setTopology, bookkeeping op with a durable write
+// only when the stored epoch changes) and one describe with the description.
+func BenchmarkKIP1331Push(b *testing.B) {
+	br := testutil.Start(b, "group.streams.initial.rebalance.delay.ms=0", "group.streams.topology.description.plugin.class=memory")
+	ctx := context.Background()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(br.Addr()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	meta, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+	if err != nil {
+		b.Fatal(err)
+	}
+	kb := cl.Broker(int(meta.Brokers[0].NodeID))
+	m := &tdMember{id: "m"}
+	if resp, err := m.request("app").RequestWith(ctx, kb); err != nil || resp.ErrorCode != 0 {
+		b.Fatalf("heartbeat: %v %+v", err, resp)
+	}
+	d, err := topology.NewBuilder().Subtopology("0").
+		Source("KSTREAM-SOURCE-0000000000", []string{"words"}, "KSTREAM-SINK-0000000001").
+		Sink("KSTREAM-SINK-0000000001", "out").Done().Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := kmsg.NewPtrStreamsGroupTopologyDescriptionUpdateRequest()
+	req.Group, req.MemberID, req.TopologyDescription = "app", "m", d.ToRequest()
+	dreq := kmsg.NewPtrStreamsGroupDescribeRequest()
+	dreq.Groups, dreq.IncludeTopologyDescription = []string{"app"}, true
+	b.Run("push", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if resp, err := req.RequestWith(ctx, kb); err != nil || resp.ErrorCode != 0 {
+				b.Fatalf("push: %v %+v", err, resp)
+			}
+		}
+	})
+	b.Run("describe", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if resp, err := dreq.RequestWith(ctx, kb); err != nil || resp.Groups[0].TopologyDescriptionStatus != 3 {
+				b.Fatalf("describe: %v %+v", err, resp)
+			}
+		}
+	})
+}
