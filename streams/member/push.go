@@ -2,6 +2,7 @@ package member
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -60,6 +61,15 @@ func (m *Member) maybePush(ctx context.Context) {
 func (m *Member) pushCompleted(r pushResult) {
 	m.ls.push.inFlight = false
 	now := m.clock.Now()
+	if r.err != nil && isBrokerTooOld(r.err) {
+		// The coordinator does not know API key 93 at all: Kafka's client
+		// sees UNSUPPORTED_VERSION, a non-retriable error.
+		m.ls.push.required = false
+		m.log.Warn("topology description push failed; not retrying until the broker asks again",
+			"topologyEpoch", m.cfg.Topology.Epoch, "err", kerr.UnsupportedVersion)
+		m.publish(func(s *snapshot) { s.pushErrors++ })
+		return
+	}
 	if r.err != nil {
 		// Network error: keep the flag, retry on a later iteration.
 		m.log.Debug("topology description push failed", "err", r.err)
@@ -100,4 +110,10 @@ func maxTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// isBrokerTooOld recognises franz-go's (unexported) error for a request key
+// the broker did not advertise in ApiVersions.
+func isBrokerTooOld(err error) bool {
+	return strings.Contains(err.Error(), "broker is too old")
 }
