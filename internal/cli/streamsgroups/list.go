@@ -10,7 +10,9 @@ import (
 // GroupType.STREAMS), spelled as the broker reports them.
 var validStates = []string{"Empty", "NotReady", "Assigning", "Reconciling", "Stable", "Dead"}
 
-func normState(s string) string { return strings.ToLower(strings.NewReplacer("_", "", " ", "").Replace(s)) }
+func normState(s string) string {
+	return strings.ToLower(strings.NewReplacer("_", "", " ", "").Replace(s))
+}
 
 // canonicalState returns the entry of valid matching s (case-insensitive,
 // ignoring '_' and blanks, so "not_ready" is "NotReady"), or "".
