@@ -74,7 +74,7 @@ func newCommand(e env) *cobra.Command {
 	f.BoolVar(&o.describe, "describe", false, "Describe streams group and list offset lag related to given group.")
 	f.BoolVar(&o.deleteGroups, "delete", false, "Delete the given streams groups (they must be inactive).")
 	f.BoolVar(&o.deleteOffsets, "delete-offsets", false, "Delete offsets of a streams group. Supports one group at a time.")
-	f.BoolVar(&o.resetOffsets, "reset-offsets", false, "Reset offsets of a streams group (it must be inactive). --dry-run (default) or --execute.")
+	f.BoolVar(&o.resetOffsets, "reset-offsets", false, "Reset offsets of a streams group (it must be inactive); needs --dry-run or --execute.")
 
 	f.StringArrayVar(&o.groups, "group", nil, "The streams group to act on (repeatable).")
 	f.BoolVar(&o.allGroups, "all-groups", false, "Apply to all streams groups.")
@@ -88,7 +88,7 @@ func newCommand(e env) *cobra.Command {
 	f.BoolVar(&o.topology, "topology", false, "Describe the group's topology description (KIP-1331).")
 	f.StringVar(&o.format, "format", "text", "With --topology: text (Kafka's Topology#describe), dot (Graphviz) or mermaid.")
 
-	f.BoolVar(&o.dryRun, "dry-run", false, "Only show results without executing changes (default for --reset-offsets).")
+	f.BoolVar(&o.dryRun, "dry-run", false, "Only show the new offsets of --reset-offsets, without committing them.")
 	f.BoolVar(&o.execute, "execute", false, "Execute the offset reset.")
 	f.BoolVar(&o.toEarliest, "to-earliest", false, "Reset offsets to earliest offset.")
 	f.BoolVar(&o.toLatest, "to-latest", false, "Reset offsets to latest offset.")
