@@ -44,16 +44,22 @@ func TestConfigValidation(t *testing.T) {
 		mod  func(*Config)
 		want string
 	}{
-		"no brokers":          {func(c *Config) { c.Brokers = nil }, "Brokers is required"},
-		"no group":            {func(c *Config) { c.GroupID = " " }, "GroupID is required"},
-		"no subtopologies":    {func(c *Config) { c.Topology.Subtopologies = nil }, "at least one subtopology"},
-		"negative epoch":      {func(c *Config) { c.Topology.Epoch = -1 }, "negative"},
-		"empty id":            {func(c *Config) { c.Topology.Subtopologies[0].ID = "" }, "empty id"},
-		"duplicate id":        {func(c *Config) { c.Topology.Subtopologies = append(c.Topology.Subtopologies, c.Topology.Subtopologies[0]) }, "duplicate subtopology"},
-		"bad copartition":     {func(c *Config) { c.Topology.Subtopologies[0].CopartitionGroups = []CopartitionGroup{{SourceTopics: []string{"zz"}}} }, "not a source topic"},
-		"bad repartition ref": {func(c *Config) { c.Topology.Subtopologies[0].CopartitionGroups = []CopartitionGroup{{RepartitionSourceTopics: []string{"a"}}} }, "not a repartition source topic"},
-		"bad endpoint":        {func(c *Config) { c.UserEndpoint = "host" }, "UserEndpoint"},
-		"bad port":            {func(c *Config) { c.UserEndpoint = "host:70000" }, "UserEndpoint"},
+		"no brokers":       {func(c *Config) { c.Brokers = nil }, "Brokers is required"},
+		"no group":         {func(c *Config) { c.GroupID = " " }, "GroupID is required"},
+		"no subtopologies": {func(c *Config) { c.Topology.Subtopologies = nil }, "at least one subtopology"},
+		"negative epoch":   {func(c *Config) { c.Topology.Epoch = -1 }, "negative"},
+		"empty id":         {func(c *Config) { c.Topology.Subtopologies[0].ID = "" }, "empty id"},
+		"duplicate id": {func(c *Config) {
+			c.Topology.Subtopologies = append(c.Topology.Subtopologies, c.Topology.Subtopologies[0])
+		}, "duplicate subtopology"},
+		"bad copartition": {func(c *Config) {
+			c.Topology.Subtopologies[0].CopartitionGroups = []CopartitionGroup{{SourceTopics: []string{"zz"}}}
+		}, "not a source topic"},
+		"bad repartition ref": {func(c *Config) {
+			c.Topology.Subtopologies[0].CopartitionGroups = []CopartitionGroup{{RepartitionSourceTopics: []string{"a"}}}
+		}, "not a repartition source topic"},
+		"bad endpoint": {func(c *Config) { c.UserEndpoint = "host" }, "UserEndpoint"},
+		"bad port":     {func(c *Config) { c.UserEndpoint = "host:70000" }, "UserEndpoint"},
 		"bad description": {func(c *Config) {
 			c.TopologyDescription = &topology.Description{Subtopologies: []topology.Subtopology{{ID: "0", Nodes: []topology.Node{{Name: "x", Type: 9}}}}}
 		}, "TopologyDescription"},
