@@ -2,6 +2,9 @@ package member_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -30,9 +33,12 @@ type env struct {
 	adm  *kadm.Client
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvWith(t) }
+
+// newEnvWith starts a broker with brokerOverrides plus more overrides.
+func newEnvWith(t *testing.T, more ...string) *env {
 	t.Helper()
-	b := testutil.Start(t, brokerOverrides...)
+	b := testutil.Start(t, append(append([]string{}, brokerOverrides...), more...)...)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +122,7 @@ func (e *env) start(group, name string, l *ledger, mod func(*member.Config)) *me
 		GroupID:      group,
 		Topology:     twoSubtopologies(),
 		RetryBackoff: 20 * time.Millisecond,
+		Logger:       testLogger(),
 	}
 	if l != nil {
 		l.callbacks(name, &cfg)
@@ -133,6 +140,15 @@ func (e *env) start(group, name string, l *ledger, mod func(*member.Config)) *me
 		_ = m.Close(ctx)
 	})
 	return m
+}
+
+// testLogger discards the member's log unless MUSTER_TEST_LOG is set.
+func testLogger() *slog.Logger {
+	var w io.Writer = io.Discard
+	if os.Getenv("MUSTER_TEST_LOG") != "" {
+		w = os.Stderr
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // eventually polls cond until it holds (10 s at most).
