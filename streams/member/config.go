@@ -10,8 +10,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/muster-io/muster/internal/streams/topology"
 )
 
 // Config configures a Member. Brokers, GroupID and Topology are required;
@@ -40,7 +38,7 @@ type Config struct {
 	Topology Topology
 	// TopologyDescription is the KIP-1331 description pushed when the broker
 	// solicits it; nil disables the push.
-	TopologyDescription *topology.Description
+	TopologyDescription *TopologyDescription
 	// PushEnabled is topology.description.push.enabled. nil means the
 	// default, true; set it to a pointer to false to disable the push.
 	PushEnabled *bool

@@ -51,6 +51,17 @@ func Example() {
 		panic(err)
 	}
 
+	// The KIP-1331 description is pushed only when the broker asks for it.
+	desc, err := member.NewTopologyBuilder().
+		Subtopology("0").
+		Source("KSTREAM-SOURCE-0000000000", []string{"words"}, "KSTREAM-AGGREGATE-0000000001").
+		Processor("KSTREAM-AGGREGATE-0000000001", []string{"counts"}).
+		Done().
+		Build()
+	if err != nil {
+		panic(err)
+	}
+
 	assigned := make(chan member.TaskSet, 1)
 	m, err := member.Start(member.Config{
 		Brokers: []string{addr},
@@ -60,7 +71,8 @@ func Example() {
 			SourceTopics:         []string{"words"},
 			StateChangelogTopics: []member.TopicInfo{{Name: "word-count-counts-changelog"}},
 		}}},
-		OnAssigned: func(active, standby, warmup member.TaskSet) { assigned <- active },
+		TopologyDescription: desc,
+		OnAssigned:          func(active, standby, warmup member.TaskSet) { assigned <- active },
 		OnRevoked: func(active, standby, warmup member.TaskSet) {
 			fmt.Println("revoked:", active)
 		},
