@@ -51,6 +51,11 @@ type Config struct {
 	// reported once it returns. It should commit their offsets first
 	// (CommitTaskOffsets) while the member epoch is still valid.
 	OnRevoked func(active, standby, warmup TaskSet)
+	// OnLost, if set, is called instead of OnRevoked when tasks are lost
+	// rather than handed over: the coordinator fenced the member
+	// (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID) or a fatal error ended the
+	// loop. Offsets can no longer be committed for lost tasks.
+	OnLost func(active, standby, warmup TaskSet)
 	// OnShutdownRequested is called once when a heartbeat response first
 	// carries the SHUTDOWN_APPLICATION status.
 	OnShutdownRequested func()

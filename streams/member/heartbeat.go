@@ -92,7 +92,7 @@ func (m *Member) heartbeat(ctx context.Context) error {
 		return nil
 	case kerr.FencedMemberEpoch.Code, kerr.UnknownMemberID.Code:
 		m.log.Info("member fenced; rejoining", "member", m.ls.memberID, "epoch", m.ls.epoch, "err", kerr.ErrorForCode(code))
-		m.revokeAll()
+		m.dropAll(true)
 		m.ls.epoch, m.ls.acked = 0, false
 		m.ls.nextHB = now.Add(throttle)
 		m.publish(nil)
@@ -175,7 +175,7 @@ func (m *Member) applyResponse(resp *kmsg.StreamsGroupHeartbeatResponse, now tim
 // leave revokes every task and, if the member is in the group, sends the
 // leave heartbeat.
 func (m *Member) leave(ctx context.Context) error {
-	m.revokeAll()
+	m.dropAll(false)
 	m.ls.push.required = false
 	if !m.ls.acked || m.ls.coordID < 0 {
 		m.publish(nil)

@@ -290,7 +290,7 @@ func (m *Member) nextWait(now time.Time) time.Duration {
 // fail ends the loop on a fatal error: every task is lost.
 func (m *Member) fail(err error) {
 	m.log.Error("streams group member failed", "member", m.ls.memberID, "err", err)
-	m.revokeAll()
+	m.dropAll(true)
 	m.ls.epoch, m.ls.acked = 0, false
 	m.publish(func(s *snapshot) { s.err = err })
 }
@@ -309,13 +309,18 @@ func (m *Member) coordinatorLost(now time.Time) {
 	m.publish(nil)
 }
 
-// revokeAll gives up every owned task (OnRevoked) and clears the owned set.
-func (m *Member) revokeAll() {
+// dropAll gives up every owned task (OnRevoked, or OnLost when lost and
+// set) and clears the owned set.
+func (m *Member) dropAll(lost bool) {
 	if m.ls.owned.Empty() {
 		return
 	}
-	lost := m.ls.owned
-	m.callRevoked(lost)
+	a := m.ls.owned
+	if lost && m.cfg.OnLost != nil {
+		m.cfg.OnLost(a.Active, a.Standby, a.Warmup)
+	} else {
+		m.callRevoked(a)
+	}
 	m.ls.owned = Assignment{}
 	m.publish(nil)
 }

@@ -303,16 +303,21 @@ func TestCommitTaskOffsets(t *testing.T) {
 // TestFencedMemberRejoins: another client heartbeats with the member's id
 // and a wrong epoch, so the coordinator fences (removes) the member. The
 // member's next heartbeat gets UNKNOWN_MEMBER_ID or FENCED_MEMBER_EPOCH: it
-// drops its tasks (OnRevoked), rejoins with epoch 0 and gets them back.
+// drops its tasks (OnLost), rejoins with epoch 0 and gets them back.
 func TestFencedMemberRejoins(t *testing.T) {
 	e := newEnv(t)
 	e.createTopic("words", 6)
 	e.createTopic("counts", 4)
 	all := allTasks()
 	var mu sync.Mutex
-	lost := 0
+	lost, revoked := 0, 0
 	m := e.start("fenced", "m", nil, func(c *member.Config) {
 		c.OnRevoked = func(active, _, _ member.TaskSet) {
+			mu.Lock()
+			defer mu.Unlock()
+			revoked++
+		}
+		c.OnLost = func(active, _, _ member.TaskSet) {
 			mu.Lock()
 			defer mu.Unlock()
 			if active.Equal(all) {
@@ -343,6 +348,11 @@ func TestFencedMemberRejoins(t *testing.T) {
 	}
 	eventually(t, "tasks dropped on fencing", func() bool { mu.Lock(); defer mu.Unlock(); return lost == 1 })
 	eventually(t, "tasks back after rejoin", func() bool { return m.Assignment().Active.Equal(all) })
+	mu.Lock()
+	if revoked != 0 {
+		t.Errorf("OnRevoked called %d times on fencing; lost tasks go to OnLost", revoked)
+	}
+	mu.Unlock()
 	if m.MemberEpoch() <= firstEpoch {
 		t.Errorf("epoch after rejoin %d, want > %d", m.MemberEpoch(), firstEpoch)
 	}
