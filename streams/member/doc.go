@@ -22,8 +22,8 @@
 //     for a static member with an InstanceID).
 //
 // Errors follow Kafka's StreamsGroupHeartbeatRequestManager:
-// FENCED_MEMBER_EPOCH and UNKNOWN_MEMBER_ID drop all tasks (OnRevoked) and
-// rejoin with epoch 0; NOT_COORDINATOR and COORDINATOR_NOT_AVAILABLE (and
+// FENCED_MEMBER_EPOCH and UNKNOWN_MEMBER_ID drop all tasks (OnLost, or
+// OnRevoked when OnLost is nil) and rejoin with epoch 0; NOT_COORDINATOR and COORDINATOR_NOT_AVAILABLE (and
 // network errors) rediscover the coordinator; COORDINATOR_LOAD_IN_PROGRESS is
 // retried after a back-off; every other error code is fatal: the loop stops
 // and Err reports it. The group's status list (STALE_TOPOLOGY,
