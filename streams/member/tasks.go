@@ -48,20 +48,45 @@ func (s TaskSet) Contains(id TaskID) bool {
 	return ok
 }
 
-// Minus returns the tasks of s that are not in o.
+// Minus returns the tasks of s that are not in o (a linear merge of the
+// two sorted sets).
 func (s TaskSet) Minus(o TaskSet) TaskSet {
 	var out TaskSet
+	j := 0
 	for _, t := range s {
-		if !o.Contains(t) {
-			out = append(out, t)
+		for j < len(o) && compareTask(o[j], t) < 0 {
+			j++
 		}
+		if j < len(o) && compareTask(o[j], t) == 0 {
+			continue
+		}
+		out = append(out, t)
 	}
 	return out
 }
 
-// Union returns the tasks in s or o.
+// Union returns the tasks in s or o (a linear merge of the two sorted
+// sets).
 func (s TaskSet) Union(o TaskSet) TaskSet {
-	return NewTaskSet(append(slices.Clone(s), o...)...)
+	if len(s)+len(o) == 0 {
+		return nil
+	}
+	out := make(TaskSet, 0, len(s)+len(o))
+	i, j := 0, 0
+	for i < len(s) || j < len(o) {
+		switch {
+		case j == len(o) || (i < len(s) && compareTask(s[i], o[j]) < 0):
+			out = append(out, s[i])
+			i++
+		case i == len(s) || compareTask(s[i], o[j]) > 0:
+			out = append(out, o[j])
+			j++
+		default:
+			out = append(out, s[i])
+			i, j = i+1, j+1
+		}
+	}
+	return out
 }
 
 // Equal reports whether s and o hold the same tasks.
