@@ -1,8 +1,12 @@
 package member_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -120,5 +124,64 @@ func TestTopologyDescriptionPush(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	if s := silent.Stats(); s.TopologyPushes+s.TopologyPushErrors != 0 {
 		t.Fatalf("member with PushEnabled=false pushed: %+v", s)
+	}
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestTopologyDescriptionPushRejected (KIP-1331): the broker's plugin
+// rejects the description permanently (larger than its 16-byte limit), so
+// the push fails with STREAMS_TOPOLOGY_DESCRIPTION_UPDATE_FAILED: the member
+// clears its flag, logs at WARN and does not retry on its own. Skipped
+// until the broker serves key 93.
+func TestTopologyDescriptionPushRejected(t *testing.T) {
+	e := newEnvWith(t, "group.streams.topology.description.plugin.class=memory",
+		"group.streams.topology.description.plugin.max.bytes=16")
+	if !supportsKey(t, e, 93) {
+		t.Skip("needs KIP-1331 (StreamsGroupTopologyDescriptionUpdate, key 93) on the broker")
+	}
+	e.createTopic("words", 6)
+	e.createTopic("counts", 4)
+	desc, err := topology.NewBuilder().
+		Subtopology("0").Source("src-words", []string{"words"}).Done().
+		Subtopology("1").Source("src-counts", []string{"counts"}).Done().
+		Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	m := e.start("rejected", "m", nil, func(c *member.Config) {
+		c.TopologyDescription = desc
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	})
+	eventually(t, "push rejected", func() bool { return m.Stats().TopologyPushErrors > 0 })
+	time.Sleep(300 * time.Millisecond) // several heartbeats: no retry, no re-solicitation
+	if s := m.Stats(); s.TopologyPushErrors != 1 || s.TopologyPushes != 0 {
+		t.Fatalf("stats %+v, want exactly one failed push", s)
+	}
+	if m.TopologyDescriptionRequired() {
+		t.Fatal("flag still set after a non-retriable push error")
+	}
+	if l := logs.String(); !strings.Contains(l, "level=WARN") || !strings.Contains(l, "STREAMS_TOPOLOGY_DESCRIPTION_UPDATE_FAILED") {
+		t.Fatalf("no WARN for the rejected push; log:\n%s", l)
+	}
+	if err := m.Err(); err != nil {
+		t.Fatalf("member error %v: a push failure must not end the member", err)
 	}
 }
