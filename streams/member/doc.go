@@ -21,6 +21,12 @@
 //   - Close revokes everything and leaves the group (member epoch -1, or -2
 //     for a static member with an InstanceID).
 //
+// Callbacks run on the heartbeat loop goroutine, one at a time: no
+// heartbeat is sent while one runs, so they should finish well within the
+// group's session timeout (group.streams.session.timeout.ms, 45 s by
+// default), and they must not call Close (which waits for the loop).
+// CommitTaskOffsets may be called from them.
+//
 // Errors follow Kafka's StreamsGroupHeartbeatRequestManager:
 // FENCED_MEMBER_EPOCH and UNKNOWN_MEMBER_ID drop all tasks (OnLost, or
 // OnRevoked when OnLost is nil) and rejoin with epoch 0; NOT_COORDINATOR and COORDINATOR_NOT_AVAILABLE (and
