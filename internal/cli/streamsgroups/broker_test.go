@@ -92,6 +92,9 @@ func TestResetDeleteOffsetsAndDelete(t *testing.T) {
 		"GROUP           TOPIC           PARTITION       NEW-OFFSET",
 		"app             counts          0               0",
 		"app             words           0               0"), "")
+	f.run("--reset-offsets", "--group", "app", "--all-input-topics", "--to-latest", "--dry-run", "--export").expect(t, 0, lines(
+		"counts,0,4",
+		"words,0,10"), "")
 	if got := f.committed("app"); got["words"][0] != 4 || got["counts"][0] != 1 {
 		t.Fatalf("dry run changed offsets: %v", got)
 	}

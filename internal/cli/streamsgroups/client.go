@@ -3,6 +3,7 @@ package streamsgroups
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -10,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/muster-io/muster/internal/cli/consumergroups"
 )
 
 // admin wraps the franz-go client and admin client with the --timeout.
@@ -19,7 +22,7 @@ type admin struct {
 	timeout time.Duration
 }
 
-func newAdmin(o *options) (*admin, error) {
+func newAdmin(o *options, stderr io.Writer) (*admin, error) {
 	var seeds []string
 	for _, s := range strings.Split(o.bootstrap, ",") {
 		if s = strings.TrimSpace(s); s != "" {
@@ -27,7 +30,15 @@ func newAdmin(o *options) (*admin, error) {
 		}
 	}
 	timeout := time.Duration(o.timeoutMs) * time.Millisecond
-	kcl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DialTimeout(timeout), kgo.ClientID("muster-streams-groups"))
+	extra, err := consumergroups.CommandConfigOpts(o.commandConfig, o.verbose, stderr)
+	if err != nil {
+		if consumergroups.IsUsageError(err) {
+			return nil, usagef("%s", err.Error())
+		}
+		return nil, err
+	}
+	opts := append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.DialTimeout(timeout), kgo.ClientID("muster-streams-groups")}, extra...)
+	kcl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, err
 	}

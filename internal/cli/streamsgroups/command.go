@@ -17,10 +17,11 @@ const flagNoValue = "\x00"
 
 // options are the parsed flags.
 type options struct {
-	bootstrap string
-	timeoutMs int64
-	verbose   bool
-	format    string
+	bootstrap     string
+	commandConfig string
+	timeoutMs     int64
+	verbose       bool
+	format        string
 
 	list, describe, deleteGroups, deleteOffsets, resetOffsets bool
 
@@ -33,7 +34,7 @@ type options struct {
 	stateSet                   bool
 	offsets, members, topology bool
 
-	dryRun, execute bool
+	dryRun, execute, export bool
 
 	toEarliest, toLatest, toCurrent bool
 	toOffset, shiftBy               int64
@@ -67,6 +68,7 @@ func newCommand(e env) *cobra.Command {
 	f := cmd.Flags()
 	f.SortFlags = false
 	f.StringVar(&o.bootstrap, "bootstrap-server", "", "REQUIRED: The server(s) to connect to (host:port[,host:port...]).")
+	f.StringVar(&o.commandConfig, "command-config", "", "Property file containing client configs (client.id, security.protocol, sasl.mechanism, sasl.jaas.config); other keys are ignored.")
 	f.Int64Var(&o.timeoutMs, "timeout", 30000, "Timeout in milliseconds for each broker operation.")
 	f.BoolVar(&o.verbose, "verbose", false, "Provide additional information, if any, when describing the group.")
 
@@ -90,6 +92,7 @@ func newCommand(e env) *cobra.Command {
 
 	f.BoolVar(&o.dryRun, "dry-run", false, "Only show the new offsets of --reset-offsets, without committing them.")
 	f.BoolVar(&o.execute, "execute", false, "Execute the offset reset.")
+	f.BoolVar(&o.export, "export", false, "With --reset-offsets: print the new offsets as CSV (topic,partition,offset; group first with several groups).")
 	f.BoolVar(&o.toEarliest, "to-earliest", false, "Reset offsets to earliest offset.")
 	f.BoolVar(&o.toLatest, "to-latest", false, "Reset offsets to latest offset.")
 	f.BoolVar(&o.toCurrent, "to-current", false, "Reset offsets to current offset.")
@@ -121,7 +124,7 @@ func run(ctx context.Context, c *cobra.Command, o *options, e env, args []string
 	if err := o.validate(); err != nil {
 		return err
 	}
-	cl, err := newAdmin(o)
+	cl, err := newAdmin(o, c.ErrOrStderr())
 	if err != nil {
 		return err
 	}
@@ -213,8 +216,8 @@ func (o *options) validate() error {
 		return usagef("Invalid format '%s'. Valid formats are: text, dot, mermaid", o.format)
 	}
 	specs := o.resetSpecifiers()
-	if (len(specs) > 0 || o.dryRun || o.execute) && !o.resetOffsets {
-		return usagef("Options [to-*, shift-by, by-duration, dry-run, execute] can only be used with option [reset-offsets]")
+	if (len(specs) > 0 || o.dryRun || o.execute || o.export) && !o.resetOffsets {
+		return usagef("Options [to-*, shift-by, by-duration, dry-run, execute, export] can only be used with option [reset-offsets]")
 	}
 	switch {
 	case o.list:

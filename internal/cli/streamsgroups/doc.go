@@ -12,7 +12,11 @@
 //	--delete-offsets --group g --input-topic t[:p,...]|--all-input-topics
 //	--reset-offsets --group g|--all-groups --input-topic t[:p]|--all-input-topics
 //	           --to-earliest|--to-latest|--to-current|--to-offset n|--shift-by n|
-//	           --to-datetime ts|--by-duration PnDTnHnMnS  [--dry-run|--execute]
+//	           --to-datetime ts|--by-duration PnDTnHnMnS  --dry-run|--execute [--export]
+//
+// Common options: --bootstrap-server (required), --command-config (client
+// properties, as for consumer-groups), --timeout (ms, default 30000),
+// --verbose.
 //
 // --topology (KIP-1331) asks StreamsGroupDescribe v1 with
 // IncludeTopologyDescription=true and prints the stored topology

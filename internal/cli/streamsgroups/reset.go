@@ -20,6 +20,7 @@ func (r *runner) resetCmd(ctx context.Context) error {
 	}
 	sort.Strings(groups)
 	rows := [][]string{{"GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"}}
+	var csv []string
 	failed := 0
 	for _, g := range groups {
 		offs, err := r.resetOne(ctx, g)
@@ -32,9 +33,19 @@ func (r *runner) resetCmd(ctx context.Context) error {
 		}
 		for _, o := range offs {
 			rows = append(rows, []string{g, o.tp.topic, strconv.Itoa(int(o.tp.partition)), strconv.FormatInt(o.offset, 10)})
+			line := fmt.Sprintf("%s,%d,%d", o.tp.topic, o.tp.partition, o.offset)
+			if r.o.allGroups || len(r.o.groups) > 1 {
+				line = g + "," + line
+			}
+			csv = append(csv, line)
 		}
 	}
-	if len(rows) > 1 || failed == 0 {
+	switch {
+	case r.o.export:
+		for _, l := range csv {
+			fmt.Fprintln(r.stdout, l)
+		}
+	case len(rows) > 1 || failed == 0:
 		writeTable(r.stdout, rows)
 	}
 	if failed > 0 {

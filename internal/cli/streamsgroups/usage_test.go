@@ -38,7 +38,9 @@ func TestUsageErrors(t *testing.T) {
 		{"reset no scope", []string{"--bootstrap-server", bs, "--reset-offsets", "--group", "g", "--dry-run", "--to-earliest"}, "Error: Option [reset-offsets] takes one of these options: [all-input-topics], [input-topic]\n"},
 		{"reset bad duration", []string{"--bootstrap-server", bs, "--reset-offsets", "--group", "g", "--all-input-topics", "--dry-run", "--by-duration", "1h"}, "Error: Invalid duration '1h'. Format: 'PnDTnHnMnS'\n"},
 		{"reset bad datetime", []string{"--bootstrap-server", bs, "--reset-offsets", "--group", "g", "--all-input-topics", "--dry-run", "--to-datetime", "yesterday"}, "Error: Error parsing timestamp 'yesterday'"},
-		{"to-earliest without reset", []string{"--bootstrap-server", bs, "--describe", "--group", "g", "--to-earliest"}, "Error: Options [to-*, shift-by, by-duration, dry-run, execute] can only be used with option [reset-offsets]\n"},
+		{"to-earliest without reset", []string{"--bootstrap-server", bs, "--describe", "--group", "g", "--to-earliest"}, "Error: Options [to-*, shift-by, by-duration, dry-run, execute, export] can only be used with option [reset-offsets]\n"},
+		{"export without reset", []string{"--bootstrap-server", bs, "--list", "--export"}, "Error: Options [to-*, shift-by"},
+		{"missing command config", []string{"--bootstrap-server", bs, "--list", "--command-config", "/nonexistent/x.properties"}, "Error: Cannot read --command-config file"},
 		{"unknown flag", []string{"--bootstrap-server", bs, "--list", "--bogus"}, "Error: unknown flag: --bogus\n"},
 		{"stray argument", []string{"--bootstrap-server", bs, "--describe", "--group", "g", "extra"}, "Error: Found non-option argument 'extra'.\n"},
 	} {
