@@ -287,3 +287,40 @@ func TestDescribeGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownTopicPartitions: like KafkaApis, OffsetCommit and OffsetDelete answer partitions of a
+// topic that does not exist, or beyond its partition count, UNKNOWN_TOPIC_OR_PARTITION (3) and
+// handle the others normally, in request order.
+func TestUnknownTopicPartitions(t *testing.T) {
+	b := testutil.Start(t)
+	addr := b.Addr()
+	otTopics(t, addr, map[string]int32{"t1": 2})
+	codes := otCommitAt(t, addr, 8, "g", -1, "", -1, map[string]map[int32]otOffset{
+		"t1": {0: {1, -1, ""}, 2: {2, -1, ""}}, "nosuch": {0: {3, -1, ""}},
+	})
+	if want := map[string]int16{"t1/0": 0, "t1/2": 3, "nosuch/0": 3}; !reflect.DeepEqual(codes, want) {
+		t.Errorf("commit codes %v, want %v", codes, want)
+	}
+	if got := otFetchAll(t, addr, "g"); !reflect.DeepEqual(got, map[string]otOffset{"t1/0": {1, -1, ""}}) {
+		t.Errorf("committed %v", got)
+	}
+	// Only unknown partitions: nothing reaches the coordinator, no group is created.
+	otCommitAt(t, addr, 8, "ghost", -1, "", -1, map[string]map[int32]otOffset{"nosuch": {0: {3, -1, ""}}})
+	if _, ok := otListed(t, addr)["ghost"]; ok {
+		t.Errorf("a commit of unknown partitions created group ghost")
+	}
+	r := otOffsetDelete(t, addr, "g", map[string][]int32{"t1": {5, 0}, "nosuch": {1}})
+	if r.ErrorCode != 0 || len(r.Topics) != 2 || r.Topics[1].Topic != "t1" || r.Topics[1].Partitions[0].Partition != 5 {
+		t.Fatalf("delete response %+v", r)
+	}
+	if want := map[string]int16{"t1/5": 3, "t1/0": 0, "nosuch/1": 3}; !reflect.DeepEqual(otDeleteCodes(r), want) {
+		t.Errorf("delete codes %v, want %v", otDeleteCodes(r), want)
+	}
+	if got := otFetchAll(t, addr, "g"); len(got) != 0 {
+		t.Errorf("offsets after delete %v", got)
+	}
+	// The group check still applies when every partition is unknown.
+	if r := otOffsetDelete(t, addr, "unknown", map[string][]int32{"nosuch": {0}}); r.ErrorCode != 69 {
+		t.Errorf("unknown group, unknown topic: error %d, want 69", r.ErrorCode)
+	}
+}
