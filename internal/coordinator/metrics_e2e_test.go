@@ -1,6 +1,7 @@
 package coordinator_test
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -93,4 +94,18 @@ func TestCoordinatorMetrics(t *testing.T) {
 	// DeleteGroups tombstones are not administrative offset deletions (Kafka counts only
 	// OffsetDelete in offset-deletions).
 	delta(m4, m5, map[string]float64{classic: -2, empty: -2, offsets: -1, deletions: 0})
+}
+
+// TestOffsetMetadataMaxBytes: offset.metadata.max.bytes counts Java chars (UTF-16 units): at the
+// limit is accepted, one more is OFFSET_METADATA_TOO_LARGE (12) for that partition only.
+func TestOffsetMetadataMaxBytes(t *testing.T) {
+	b := testutil.Start(t, "offset.metadata.max.bytes=4")
+	addr := b.Addr()
+	otTopics(t, addr, map[string]int32{"t1": 4})
+	codes := otCommitAt(t, addr, 8, "g", -1, "", -1, map[string]map[int32]otOffset{"t1": {
+		0: {1, -1, "abcd"}, 1: {1, -1, "abcde"}, 2: {1, -1, "ab😀"}, 3: {1, -1, "abc😀"},
+	}})
+	if want := map[string]int16{"t1/0": 0, "t1/1": 12, "t1/2": 0, "t1/3": 12}; !reflect.DeepEqual(codes, want) {
+		t.Errorf("codes %v, want %v", codes, want)
+	}
 }

@@ -3,7 +3,6 @@ package coordinator
 import (
 	"context"
 	"time"
-	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -33,7 +32,7 @@ func OffsetCommit(req *kmsg.OffsetCommitRequest) func(st *State, c *Call) {
 				if p.Metadata != nil {
 					md = *p.Metadata
 				}
-				if utf8.RuneCountInString(md) > st.Cfg.OffsetMetadataMaxBytes {
+				if javaLength(md) > st.Cfg.OffsetMetadataMaxBytes {
 					rp.ErrorCode = kerr.OffsetMetadataTooLarge.Code
 					continue
 				}
@@ -46,6 +45,20 @@ func OffsetCommit(req *kmsg.OffsetCommitRequest) func(st *State, c *Call) {
 		}
 		st.Reply(c, resp)
 	}
+}
+
+// javaLength is Java's String.length(): UTF-16 code units, what Kafka compares with
+// offset.metadata.max.bytes (a character outside the BMP counts 2).
+func javaLength(s string) int {
+	n := 0
+	for _, r := range s {
+		if r >= 0x10000 {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return n
 }
 
 func validateOffsetCommit(st *State, req *kmsg.OffsetCommitRequest) error {
