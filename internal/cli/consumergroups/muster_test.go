@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/muster-io/muster/internal/testutil"
 )
@@ -57,4 +58,62 @@ func TestAgainstMuster(t *testing.T) {
 	} {
 		t.Run(tc.name, tc.fn)
 	}
+}
+
+// TestDescribeOffsetsMetadataOnMuster is seed 001 against muster: a group that
+// only ever had offsets committed by an admin (no member, never joined) is
+// described with its committed offsets, leader epochs and metadata, without
+// the tool joining it.
+func TestDescribeOffsetsMetadataOnMuster(t *testing.T) {
+	f := newMusterFixture(t)
+	cl := f.client()
+	defer cl.Close()
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Group, req.Generation = "admin-only", -1
+	for _, c := range []struct {
+		topic     string
+		partition int32
+		offset    int64
+		epoch     int32
+		metadata  string
+	}{{"test", 0, 7, 3, "checkpoint-7"}, {"foo", 1, 2, -1, ""}} {
+		rt := kmsg.NewOffsetCommitRequestTopic()
+		rt.Topic = c.topic
+		rp := kmsg.NewOffsetCommitRequestTopicPartition()
+		rp.Partition, rp.Offset, rp.LeaderEpoch = c.partition, c.offset, c.epoch
+		md := c.metadata
+		rp.Metadata = &md
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			if rp.ErrorCode != 0 {
+				t.Fatalf("commit %s/%d: %d", rt.Topic, rp.Partition, rp.ErrorCode)
+			}
+		}
+	}
+	noMembers := "Consumer group 'admin-only' has no active members.\n"
+	f.run("--describe", "--group", "admin-only", "--offsets", "--verbose").expect(t, 0, lines(
+		"GROUP           TOPIC           PARTITION  CURRENT-OFFSET  LEADER-EPOCH    LOG-END-OFFSET  LAG             CONSUMER-ID     HOST            CLIENT-ID       METADATA",
+		"admin-only      foo             1          2               -               3               1               -               -               -               -",
+		"admin-only      test            0          7               3               10              3               -               -               -               checkpoint-7",
+	), noMembers)
+	f.run("--describe", "--group", "admin-only").expect(t, 0, lines(
+		"GROUP           TOPIC           PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG             CONSUMER-ID     HOST            CLIENT-ID",
+		"admin-only      foo             1          2               3               1               -               -               -",
+		"admin-only      test            0          7               10              3               -               -               -",
+	), noMembers)
+	// Describing did not join: the group is still Empty and has no members.
+	f.run("--describe", "--group", "admin-only", "--state").expect(t, 0, "*", noMembers)
+	f.run("--list", "--state").expect(t, 0, lines(
+		"GROUP                     STATE",
+		"admin-only                Empty",
+	), "")
 }
