@@ -280,3 +280,16 @@ func otSortedParts[V any](m map[int32]V) []int32 {
 	}
 	return out
 }
+
+func benchClient(b *testing.B, addr string) *kgo.Client {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(cl.Close)
+	return cl
+}
+
+func benchCreate(b *testing.B, cl *kgo.Client, topic string, partitions int32) (kadm.CreateTopicResponse, error) {
+	return kadm.NewClient(cl).CreateTopic(b.Context(), partitions, 1, nil, topic)
+}
