@@ -72,13 +72,17 @@ func ExpireOffsets(st *State) int {
 	return expired
 }
 
+// offsetExpired is Kafka's OffsetExpirationConditionImpl.isOffsetExpired, reached only when the
+// group has an expiration condition at all: a group whose offsets must not expire now (e.g. a
+// Stable classic group of another protocol type) keeps even offsets with an explicit expire
+// timestamp.
 func offsetExpired(st *State, g Group, v *OffsetValue) bool {
-	if !v.ExpireTime.IsZero() {
-		return !st.Now.Before(v.ExpireTime)
-	}
 	base, ok := g.OffsetExpiryBase(v.CommitTime)
 	if !ok {
 		return false
+	}
+	if !v.ExpireTime.IsZero() {
+		return !st.Now.Before(v.ExpireTime)
 	}
 	return st.Now.Sub(base) >= st.Cfg.OffsetsRetention
 }

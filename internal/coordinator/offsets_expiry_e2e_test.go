@@ -134,6 +134,43 @@ func TestOffsetExpiryManualClock(t *testing.T) {
 	_ = before
 }
 
+// TestOffsetExpiryNoCondition: a Stable classic group of a non-consumer protocol type has no
+// expiration condition in Kafka, so none of its offsets expire, not even those committed with an
+// explicit retention (OffsetCommit v2); once it is Empty they do (the group is then deleted).
+func TestOffsetExpiryNoCondition(t *testing.T) {
+	clock := coordinator.NewManualClock(time.UnixMilli(1_800_000_000_000))
+	b := testutil.StartIn(t, t.TempDir(), clock, "offsets.retention.ms=1000", "offsets.retention.check.interval.ms=100")
+	addr := b.Addr()
+	otTopics(t, addr, map[string]int32{"t1": 2})
+	m := otJoin(t, addr, "connect", "connect")
+	for tp, code := range otCommitAt(t, addr, 2, "connect", m.Gen, m.ID, 200, map[string]map[int32]otOffset{"t1": {0: {1, -1, ""}}}) {
+		if code != 0 {
+			t.Fatalf("commit %s: %d", tp, code)
+		}
+	}
+	otCommitMember(t, addr, "connect", m.Gen, m.ID, map[string]map[int32]otOffset{"t1": {1: {2, -1, ""}}})
+	for i := 0; i < 5; i++ {
+		clock.Advance(500 * time.Millisecond)
+	}
+	if got := otSettledFetch(t, addr, "connect"); len(got) != 2 {
+		t.Fatalf("Stable connect group lost offsets: %v", got)
+	}
+	m.leave(t, addr)
+	clock.Advance(100 * time.Millisecond) // the v2 offset's expire timestamp has long passed
+	if got := otSettledFetch(t, addr, "connect"); !reflect.DeepEqual(got, map[string]otOffset{"t1/1": {2, -1, ""}}) {
+		t.Errorf("after leaving: %v, want only the offset without explicit retention", got)
+	}
+	for i := 0; i < 10; i++ {
+		clock.Advance(100 * time.Millisecond)
+	}
+	if got := otSettledFetch(t, addr, "connect"); len(got) != 0 {
+		t.Errorf("1 s after becoming Empty: %v, want expired", got)
+	}
+	if _, ok := otListed(t, addr)["connect"]; ok {
+		t.Errorf("connect group not deleted")
+	}
+}
+
 // TestOffsetExpiryMetricsAndWallClock: with a real clock (retention.ms a few hundred ms, checks
 // every 100 ms) an Empty simple group's offsets expire and the group is deleted;
 // offset-expirations and offset-count move by the number of offsets.
