@@ -54,8 +54,9 @@ func TestOffsetFetchAllEveryState(t *testing.T) {
 	b, want := otDescribeFixture(t)
 	addr := b.Addr()
 	groups := []string{"simple", "stable", "empty", "connect"}
+	want["unknown"] = map[string]otOffset{} // unknown group: no topics, no error
 	for v := int16(2); v <= 7; v++ {
-		for _, g := range groups {
+		for _, g := range append(groups, "unknown") {
 			req := kmsg.NewPtrOffsetFetchRequest()
 			req.Group = g // Topics nil = all
 			resp := otSend[*kmsg.OffsetFetchResponse](t, addr, v, req)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/muster-io/muster/internal/testutil"
@@ -116,4 +117,36 @@ func TestDescribeOffsetsMetadataOnMuster(t *testing.T) {
 		"GROUP                     STATE",
 		"admin-only                Empty",
 	), "")
+}
+
+// TestDeleteOffsetsNonEmptyOnMuster: a Stable classic group whose protocol
+// type is not "consumer" refuses OffsetDelete at the group level
+// (NON_EMPTY_GROUP), so the tool prints only the group error (seed 004).
+func TestDeleteOffsetsNonEmptyOnMuster(t *testing.T) {
+	f := newMusterFixture(t)
+	f.commitGroup("group1", map[string]map[int32]int64{"test": {0: 4, 1: 5}})
+	assigned := make(chan struct{}, 1)
+	cl := f.client(kgo.ConsumerGroup("group1"), kgo.ConsumeTopics("test"), kgo.DisableAutoCommit(),
+		kgo.GroupProtocol("connect"), kgo.FetchMaxWait(100*time.Millisecond),
+		kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) {
+			select {
+			case assigned <- struct{}{}:
+			default:
+			}
+		}))
+	defer cl.Close()
+	go func() {
+		for !cl.PollFetches(context.Background()).IsClientClosed() {
+		}
+	}()
+	select {
+	case <-assigned:
+	case <-time.After(15 * time.Second):
+		t.Fatal("no assignment")
+	}
+	f.run("--delete-offsets", "--group", "group1", "--topic", "test:0,1", "--topic", "foo").expect(t, 1, "",
+		"Error: Deletion of offsets failed due to: The group is not empty.\n")
+	if c := f.committed("group1"); len(c["test"]) != 2 {
+		t.Errorf("offsets deleted from a non-empty group: %v", c)
+	}
 }
