@@ -324,3 +324,40 @@ func TestUnknownTopicPartitions(t *testing.T) {
 		t.Errorf("unknown group, unknown topic: error %d, want 69", r.ErrorCode)
 	}
 }
+
+// TestOffsetCommitValidation (reference §5): group/member checks of OffsetCommit, whole-request
+// errors copied to every partition.
+func TestOffsetCommitValidation(t *testing.T) {
+	b, _ := otDescribeFixture(t)
+	addr := b.Addr()
+	one := map[string]map[int32]otOffset{"t1": {0: {1, -1, ""}, 1: {2, -1, ""}}}
+	st := otStableMember(t, addr)
+	for _, tc := range []struct {
+		name    string
+		version int16
+		group   string
+		gen     int32
+		member  string
+		want    int16
+	}{
+		{"unknown group, generation ≥ 0, v8", 8, "nope", 1, "m", 22},
+		{"unknown group, generation ≥ 0, v9", 9, "nope", 1, "m", 69},
+		{"unknown group, admin", 9, "nope2", -1, "", 0},
+		{"Stable group, admin commit", 8, "stable", -1, "", 25},
+		{"Stable group, unknown member", 8, "stable", 1, "ghost", 25},
+		{"Stable group, wrong generation", 8, "stable", 7, st, 22},
+		{"Stable group, member", 8, "stable", 1, st, 0},
+		{"Empty group, admin commit", 8, "empty", -1, "", 0},
+	} {
+		codes := otCommitAt(t, addr, tc.version, tc.group, tc.gen, tc.member, -1, one)
+		if codes["t1/0"] != tc.want || codes["t1/1"] != tc.want {
+			t.Errorf("%s: codes %v, want %d on every partition", tc.name, codes, tc.want)
+		}
+	}
+	if _, ok := otListed(t, addr)["nope"]; ok {
+		t.Errorf("a refused commit created group nope")
+	}
+	if otListed(t, addr)["nope2"] != "classic//Empty" {
+		t.Errorf("an admin commit did not create simple group nope2: %q", otListed(t, addr)["nope2"])
+	}
+}
