@@ -52,6 +52,8 @@ func TestAgainstMuster(t *testing.T) {
 		{"DescribeStableGroup", TestDescribeStableGroup},
 		{"DescribeMissingGroup", TestDescribeMissingGroup},
 		{"DescribeAllGroups", TestDescribeAllGroups},
+		{"DescribeConsumerProtocolGroup", TestDescribeConsumerProtocolGroup},
+		{"CommandConfigFile", TestCommandConfigFile},
 		{"DeleteGroups", TestDeleteGroups},
 		{"DeleteOffsets", TestDeleteOffsets},
 		{"ResetOffsetsSpecifiers", TestResetOffsetsSpecifiers},
