@@ -77,6 +77,17 @@ func TestAdminOnStreamsGroup(t *testing.T) {
 	if g := otSend[*kmsg.DeleteGroupsResponse](t, addr, 3, dreq).Groups[0]; g.ErrorCode != 68 {
 		t.Errorf("delete non-empty streams group: %d, want 68", g.ErrorCode)
 	}
+	// Offsets load before the group's records on a restart: the group must come back as a
+	// streams group with its offsets.
+	otCommitAt(t, addr, 9, "sg", epoch, "m1", -1, map[string]map[int32]otOffset{"t2": {1: {6, -1, "x"}}})
+	b = b.Restart()
+	addr = b.Addr()
+	if got := otListed(t, addr)["sg"]; !strings.HasPrefix(got, "streams/streams/") {
+		t.Errorf("after restart sg listed as %q", got)
+	}
+	if got := otFetchAll(t, addr, "sg"); !reflect.DeepEqual(got, map[string]otOffset{"t2/1": {6, -1, "x"}}) {
+		t.Errorf("after restart sg offsets %v", got)
+	}
 	if m := otMetrics(t, b); m[`muster_group_coordinator_group_count{protocol="streams"}`] != 1 || m[`muster_group_coordinator_streams_group_count{state="`+state+`"}`] != 1 {
 		t.Errorf("streams gauges: %v / %v", m[`muster_group_coordinator_group_count{protocol="streams"}`], m[`muster_group_coordinator_streams_group_count{state="`+state+`"}`])
 	}
