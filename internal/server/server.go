@@ -43,6 +43,10 @@ type Options struct {
 	MaxInflightBytes int64
 	// MaxInflightRequests bounds outstanding requests per connection (pipelining depth).
 	MaxInflightRequests int
+	// MaxDecodeBytes bounds, across all connections, the memory that body decoding may hold at
+	// once, counted as DecodeAmplification × body bytes per decode (a decode larger than the
+	// whole budget runs alone). Default 1 GiB.
+	MaxDecodeBytes int64
 }
 
 // Stats are live counters (read by the metrics collector).
@@ -60,6 +64,8 @@ type Server struct {
 	log      *slog.Logger
 	handlers map[int16]Handler
 	Stats    Stats
+
+	decodeMem budget
 
 	mu     sync.Mutex
 	ln     net.Listener
@@ -82,10 +88,14 @@ func New(opts Options, log *slog.Logger) *Server {
 	if opts.MaxInflightRequests <= 0 {
 		opts.MaxInflightRequests = 128
 	}
+	if opts.MaxDecodeBytes <= 0 {
+		opts.MaxDecodeBytes = 1 << 30
+	}
 	if log == nil {
 		log = slog.Default()
 	}
 	s := &Server{opts: opts, log: log, handlers: map[int16]Handler{}, conns: map[net.Conn]struct{}{}}
+	s.decodeMem.init(opts.MaxDecodeBytes)
 	s.handlers[18] = s.apiVersions
 	return s
 }
@@ -283,10 +293,24 @@ func (s *Server) serveConn(c net.Conn) {
 	}
 }
 
-// decode validates the key and version against the table and decodes the body with kmsg.
+// decode validates the key and version against the table and the registered handlers, then
+// decodes the body (decodeBody).
 func (s *Server) decode(h wire.Header, body []byte) (kmsg.Request, error) {
+	if api, ok := wire.Lookup(h.APIKey); !ok || s.handlers[h.APIKey] == nil {
+		return nil, fmt.Errorf("unsupported API key %d", h.APIKey)
+	} else if h.APIVersion < api.Accepted.Min || h.APIVersion > api.Accepted.Max {
+		return nil, fmt.Errorf("unsupported %s version %d (supported %d-%d)", api.Name, h.APIVersion, api.Advertised.Min, api.Advertised.Max)
+	}
+	cost := s.decodeMem.acquire(int64(len(body)) * DecodeAmplification)
+	defer s.decodeMem.release(cost)
+	return decodeBody(h, body)
+}
+
+// decodeBody decodes a request body with kmsg after checking the key and version against
+// wire.Supported's accepted range. Errors describe the key, version and kmsg's complaint.
+func decodeBody(h wire.Header, body []byte) (kmsg.Request, error) {
 	api, ok := wire.Lookup(h.APIKey)
-	if !ok || s.handlers[h.APIKey] == nil {
+	if !ok {
 		return nil, fmt.Errorf("unsupported API key %d", h.APIKey)
 	}
 	if h.APIVersion < api.Accepted.Min || h.APIVersion > api.Accepted.Max {
