@@ -43,7 +43,7 @@ func FuzzDec(f *testing.F) {
 			case 4:
 				d.Int64()
 			case 5:
-				d.String()
+				_ = d.String()
 			case 6:
 				d.NullableString()
 			case 7:
