@@ -47,7 +47,20 @@ type Options struct {
 	// once, counted as DecodeAmplification × body bytes per decode (a decode larger than the
 	// whole budget runs alone). Default 1 GiB.
 	MaxDecodeBytes int64
+	// IdleTimeout closes a connection that sends no complete request for this long (Kafka's
+	// connections.max.idle.ms, default 10 minutes); a negative value disables it.
+	IdleTimeout time.Duration
 }
+
+// Per-connection buffer sizes. Large frames and responses bypass the buffers, so small ones keep
+// an idle connection cheap (a thousand idle connections cost a few MiB, not 128 MiB).
+const (
+	readBufferSize  = 8 << 10
+	writeBufferSize = 8 << 10
+	// maxRetainedResponseBuffer: a response encoding buffer larger than this is dropped after
+	// use instead of being kept for the connection's next response.
+	maxRetainedResponseBuffer = 1 << 20
+)
 
 // Stats are live counters (read by the metrics collector).
 type Stats struct {
@@ -87,6 +100,9 @@ func New(opts Options, log *slog.Logger) *Server {
 	}
 	if opts.MaxInflightRequests <= 0 {
 		opts.MaxInflightRequests = 128
+	}
+	if opts.IdleTimeout == 0 {
+		opts.IdleTimeout = 10 * time.Minute
 	}
 	if opts.MaxDecodeBytes <= 0 {
 		opts.MaxDecodeBytes = 1 << 30
@@ -193,7 +209,7 @@ func (s *Server) serveConn(c net.Conn) {
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
-		bw := bufio.NewWriterSize(c, 64<<10)
+		var bw *bufio.Writer // allocated with the first response
 		var buf []byte
 		for p := range queue {
 			select {
@@ -210,9 +226,20 @@ func (s *Server) serveConn(c net.Conn) {
 				continue
 			}
 			buf = wire.AppendResponse(buf[:0], p.hdr, p.resp)
+			if bw == nil {
+				bw = bufio.NewWriterSize(c, writeBufferSize)
+			}
+			if s.opts.IdleTimeout > 0 {
+				// A client that reads nothing for the idle timeout is closed (Kafka's idle
+				// rule); its pipelined requests stop being read long before (in-flight limits).
+				c.SetWriteDeadline(time.Now().Add(s.opts.IdleTimeout))
+			}
 			if _, err := bw.Write(buf); err != nil {
 				cancel()
 				return
+			}
+			if cap(buf) > maxRetainedResponseBuffer {
+				buf = nil
 			}
 			if len(queue) == 0 {
 				if err := bw.Flush(); err != nil {
@@ -221,14 +248,16 @@ func (s *Server) serveConn(c net.Conn) {
 				}
 			}
 		}
-		bw.Flush()
+		if bw != nil {
+			bw.Flush()
+		}
 	}()
 	defer func() {
 		close(queue)
 		<-writerDone
 	}()
 
-	br := bufio.NewReaderSize(c, 64<<10)
+	br := bufio.NewReaderSize(c, readBufferSize)
 	for {
 		for inflight.Load() > s.opts.MaxInflightBytes {
 			select {
@@ -237,8 +266,16 @@ func (s *Server) serveConn(c net.Conn) {
 				return
 			}
 		}
+		if s.opts.IdleTimeout > 0 {
+			c.SetReadDeadline(time.Now().Add(s.opts.IdleTimeout))
+		}
 		frame, err := wire.ReadFrame(br, s.opts.MaxRequestBytes)
 		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				log.Info("closing idle connection", "idle_timeout", s.opts.IdleTimeout)
+				return
+			}
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && ctx.Err() == nil {
 				s.Stats.BadFrames.Add(1)
 				log.Warn("closing connection: bad frame", "err", err)
