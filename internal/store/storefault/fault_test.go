@@ -37,6 +37,8 @@ type env struct {
 	fs  *storefault.Store
 	rt  *coordinator.Runtime
 	svc *coordinator.Service
+	// timeout bounds each request (default 10 s).
+	timeout time.Duration
 }
 
 func open(t *testing.T, dir string) *env {
@@ -89,7 +91,11 @@ func (e *env) commit(g string, p int32, offset int64) int16 {
 	rp.Partition, rp.Offset, rp.LeaderEpoch = p, offset, -1
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	timeout := e.timeout
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	resp := e.svc.Handle(ctx, coordinator.Meta{APIVersion: 8}, req).(*kmsg.OffsetCommitResponse)
 	return resp.Topics[0].Partitions[0].ErrorCode
