@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -99,6 +100,21 @@ func startServe(t *testing.T, bin, dir, addr, httpAddr string, logf *os.File) *s
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// peakRSS is the child's peak resident set (VmHWM) in KiB, 0 if unknown (non-Linux).
+func (p *serveProc) peakRSS() int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 func (p *serveProc) kill() {
@@ -322,11 +338,13 @@ func TestCrashLoop(t *testing.T) {
 	l := &ledger{records: map[int32]map[int64]string{}, commits: map[string]map[int32]int64{}, byGroup: map[string]int{}}
 	rnd := rand.New(rand.NewSource(time.Now().UnixNano()))
 	checked := 0
+	var peak int64
 	for c := 1; c <= cycles; c++ {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { workload(ctx, t, addr, c, l); close(done) }()
 		time.Sleep(time.Duration(300+rnd.Intn(1200)) * time.Millisecond)
+		peak = max(peak, p.peakRSS())
 		p.kill()
 		cancel()
 		<-done
@@ -337,8 +355,8 @@ func TestCrashLoop(t *testing.T) {
 			c, n, l.nrec, l.ncommit)
 	}
 	p.kill()
-	t.Logf("%d SIGKILL cycles, %d write checks, %d records and %d commits acknowledged in total (by group: %v)",
-		cycles, checked, l.nrec, l.ncommit, l.byGroup)
+	t.Logf("%d SIGKILL cycles, %d write checks, %d records and %d commits acknowledged in total (by group: %v); peak RSS of muster serve %d MiB",
+		cycles, checked, l.nrec, l.ncommit, l.byGroup, peak>>10)
 	if l.nrec == 0 || l.byGroup["crash-simple"] == 0 || l.byGroup["crash-members"] == 0 {
 		t.Fatalf("workload acknowledged %d records and commits %v; not everything was exercised", l.nrec, l.byGroup)
 	}
