@@ -344,6 +344,16 @@ func TestCrashLoop(t *testing.T) {
 		done := make(chan struct{})
 		go func() { workload(ctx, t, addr, c, l); close(done) }()
 		time.Sleep(time.Duration(300+rnd.Intn(1200)) * time.Millisecond)
+		// Until the group member has had a commit acknowledged, keep the broker up a little
+		// longer (the first join takes a moment), so every run exercises member commits.
+		for wait := time.Now().Add(15 * time.Second); time.Now().Before(wait); time.Sleep(20 * time.Millisecond) {
+			l.mu.Lock()
+			n := l.byGroup["crash-members"]
+			l.mu.Unlock()
+			if n > 0 {
+				break
+			}
+		}
 		peak = max(peak, p.peakRSS())
 		p.kill()
 		cancel()
