@@ -74,7 +74,7 @@ func Start(opts Options) (*Broker, error) {
 	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	db, err := pebble.Open(filepath.Join(opts.DataDir, "pebble"), &pebble.Options{Logger: quietPebbleLogger{opts.Log}})
+	db, err := pebble.Open(filepath.Join(opts.DataDir, "pebble"), &pebble.Options{Logger: quietPebbleLogger{opts.Log}, MemTableSize: 64 << 20})
 	if err != nil {
 		return nil, fmt.Errorf("opening the store in %s (a corrupt or unreadable data dir refuses to start): %w", opts.DataDir, err)
 	}
@@ -226,8 +226,9 @@ func (b *Broker) Close() error {
 	return err
 }
 
-// onTopicChange tells the coordinator about topic changes: deleted topics lose their committed
-// offsets; group types that care (KIP-1101 hashes, regex subscriptions) are told through hooks.
+// onTopicChange tells the coordinator about every topic change (admin requests, auto-creation,
+// streams internal topics): deleted topics lose their committed offsets, and groups that
+// subscribe to changed topics refresh their KIP-1101 metadata hash and regexes.
 func (b *Broker) onTopicChange(ev data.TopicChange) {
 	var deleted []string
 	for _, t := range ev.Deleted {
@@ -248,8 +249,13 @@ func (b *Broker) onTopicChange(ev data.TopicChange) {
 			changed = append(changed, t.Name)
 		}
 	}
-	for _, h := range coordinator.TopicChangeHooks {
-		h(b.svc, changed)
+	if len(changed) > 0 {
+		// Consumer groups subscribed to these topics (or by regex) refresh their KIP-1101
+		// metadata hash and regexes on their next heartbeat. Delivery is synchronous with the
+		// admin request that changed the topics, so its response follows the refresh.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		b.svc.OnTopicsChanged(ctx, changed)
 	}
 }
 
