@@ -115,6 +115,9 @@ func FuzzReplay(f *testing.F) {
 			f.Add(s[0], s[1])
 		}
 	}
+	for _, r := range liveRecords(f) {
+		f.Add(r.Key, r.Value)
+	}
 	cfg := coordinator.ConfigFrom(config.Defaults())
 	cfg.Shards = 1
 	base := replaySeeds()
