@@ -327,3 +327,59 @@ func TestHostileInput(t *testing.T) {
 		}
 	})
 }
+
+// TestPipelinedFetchesNeverRead: a client pipelines 64 Fetch requests for 10 MB each and never
+// reads. Each Fetch's possible response size counts against the connection's in-flight bytes
+// (20 MB here), so the server computes only a few of them: without that it held 64 × 10 MB.
+func TestPipelinedFetchesNeverRead(t *testing.T) {
+	const inflight = 20 << 20
+	b := testutil.Start(t, "muster.connection.max.inflight.bytes=20971520")
+	addr := b.Addr()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("big"),
+		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, "big"); err != nil {
+		t.Fatal(err)
+	}
+	val := make([]byte, 512<<10)
+	for i := 0; i < 20; i++ {
+		for j := range val {
+			val[j] = byte(i*31 + j*7)
+		}
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: val}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	can := startCanary(t, addr)
+	can.healthy(t, "start")
+	before := heapInuse()
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = 4
+	req.ReplicaID, req.MaxBytes = -1, 50<<20
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = "big"
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.PartitionMaxBytes = 50 << 20
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	one := frame(1, 4, 1, "x", nil, req.AppendTo(nil))
+	c := dial(t, addr)
+	for i := 0; i < 64; i++ {
+		c.SetWriteDeadline(time.Now().Add(time.Second))
+		if _, err := c.Write(one); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(time.Second)
+	can.healthy(t, "pipelined fetches")
+	grow := int64(heapInuse()) - int64(before)
+	t.Logf("64 pipelined 10 MB fetches, never read (in-flight limit 20 MB): heap grew %d MiB", grow>>20)
+	if grow > 6*inflight {
+		t.Fatalf("heap grew %d MiB for one client's unread fetches", grow>>20)
+	}
+}

@@ -39,7 +39,9 @@ type Options struct {
 	// MaxConnections is muster.max.connections; connections beyond it are closed at accept.
 	MaxConnections int
 	// MaxInflightBytes is muster.connection.max.inflight.bytes: request bytes one connection may
-	// have outstanding before the server stops reading from it.
+	// have outstanding before the server stops reading from it. A Fetch also counts the response
+	// bytes it may return (responseReserve), so a client that pipelines fetches and does not
+	// read cannot make the server hold more than about this much of their responses.
 	MaxInflightBytes int64
 	// MaxInflightRequests bounds outstanding requests per connection (pipelining depth).
 	MaxInflightRequests int
@@ -290,6 +292,9 @@ func (s *Server) serveConn(c net.Conn) {
 		}
 		p := &pending{hdr: hdr, size: int64(len(frame)), done: make(chan struct{})}
 		req, herr := s.decode(hdr, body)
+		if herr == nil {
+			p.size += responseReserve(req)
+		}
 		if herr != nil {
 			if hdr.APIKey == 18 {
 				// ApiVersions with a version we do not know: Kafka answers v0 with
