@@ -70,7 +70,8 @@ func freePort(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-func startServe(t *testing.T, bin, dir, addr, httpAddr string, logf *os.File) *serveProc {
+// startNoWait execs `muster serve` without waiting for it to be ready.
+func startNoWait(t *testing.T, bin, dir, addr, httpAddr string, logf *os.File) *serveProc {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--data-dir", dir, "--listen", addr, "--http-listen", httpAddr,
 		"--log-level", "warn", "--override", "group.initial.rebalance.delay.ms=0",
@@ -81,6 +82,14 @@ func startServe(t *testing.T, bin, dir, addr, httpAddr string, logf *os.File) *s
 	}
 	p := &serveProc{cmd: cmd, done: make(chan struct{})}
 	go func() { cmd.Wait(); close(p.done) }()
+	return p
+}
+
+// startServe execs `muster serve` and waits until /readyz reports every shard loaded.
+func startServe(t *testing.T, bin, dir, addr, httpAddr string, logf *os.File) *serveProc {
+	t.Helper()
+	p := startNoWait(t, bin, dir, addr, httpAddr, logf)
+	cmd := p.cmd
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get("http://" + httpAddr + "/readyz")
@@ -294,8 +303,8 @@ func verify(t *testing.T, addr string, l *ledger) int {
 // TestCrashLoop runs `muster serve` as a child process and SIGKILLs it at random moments while
 // clients produce (acks=all) and commit offsets (a classic group member and a simple group),
 // restarting it each time; after every restart every acknowledged record must be at its offset
-// and every group's committed offset at least the last acknowledged commit. Cycles: 3, or 100
-// with MUSTER_SOAK=1 (make soak).
+// and every group's committed offset at least the last acknowledged commit. Every fourth cycle
+// also kills a start-up during recovery. Cycles: 3, or 100 with MUSTER_SOAK=1 (make soak).
 func TestCrashLoop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the muster binary")
@@ -337,7 +346,7 @@ func TestCrashLoop(t *testing.T) {
 	}
 	l := &ledger{records: map[int32]map[int64]string{}, commits: map[string]map[int32]int64{}, byGroup: map[string]int{}}
 	rnd := rand.New(rand.NewSource(time.Now().UnixNano()))
-	checked := 0
+	checked, earlyKills := 0, 0
 	var peak int64
 	for c := 1; c <= cycles; c++ {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -358,6 +367,14 @@ func TestCrashLoop(t *testing.T) {
 		p.kill()
 		cancel()
 		<-done
+		if c%3 == 0 {
+			// Every third cycle also kills a start-up mid-recovery (0–100 ms after exec,
+			// while Pebble replays its WAL and shards load).
+			early := startNoWait(t, bin, dir, addr, httpAddr, logf)
+			time.Sleep(time.Duration(rnd.Intn(100)) * time.Millisecond)
+			early.kill()
+			earlyKills++
+		}
 		p = startServe(t, bin, dir, addr, httpAddr, logf)
 		n := verify(t, addr, l)
 		checked += n
@@ -365,8 +382,8 @@ func TestCrashLoop(t *testing.T) {
 			c, n, l.nrec, l.ncommit)
 	}
 	p.kill()
-	t.Logf("%d SIGKILL cycles, %d write checks, %d records and %d commits acknowledged in total (by group: %v); peak RSS of muster serve %d MiB",
-		cycles, checked, l.nrec, l.ncommit, l.byGroup, peak>>10)
+	t.Logf("%d SIGKILL cycles (+%d kills during start-up), %d write checks, %d records and %d commits acknowledged in total (by group: %v); peak RSS of muster serve %d MiB",
+		cycles, earlyKills, checked, l.nrec, l.ncommit, l.byGroup, peak>>10)
 	if l.nrec == 0 || l.byGroup["crash-simple"] == 0 || l.byGroup["crash-members"] == 0 {
 		t.Fatalf("workload acknowledged %d records and commits %v; not everything was exercised", l.nrec, l.byGroup)
 	}
