@@ -188,6 +188,12 @@ func TestHostileInput(t *testing.T) {
 		{"huge compact array", frame(11, 6, 1, "x", []byte{0}, []byte{2, 'g', 0, 0, 0, 1, 0, 0, 0, 1, 1, 2, 'c', 0xff, 0xff, 0xff, 0xff, 0x0f})},
 		// A tagged-field section whose field claims more bytes than remain (header v2).
 		{"tagged field longer than the frame", frame(68, 0, 1, "x", []byte{1, 0, 0x7f}, nil)},
+		// ConsumerGroupHeartbeat v0 (flexible) whose group id claims 2^31 bytes (compact string).
+		{"compact string longer than the frame", frame(68, 0, 1, "x", []byte{0}, []byte{0x80, 0x80, 0x80, 0x80, 0x08, 'g'})},
+		// StreamsGroupHeartbeat v0 with a body that stops in the middle of a field.
+		{"body truncated mid-field", frame(88, 0, 1, "x", []byte{0}, []byte{2, 'g', 3, 'm'})},
+		// A varint that never terminates in a tag section.
+		{"unterminated varint", frame(68, 0, 1, "x", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, nil)},
 		{"unknown API key", frame(999, 0, 1, "x", nil, nil)},
 		{"version above the supported range", frame(3, 99, 1, "x", nil, nil)},
 		{"version below the supported range", frame(0, 0, 1, "x", nil, nil)},

@@ -303,7 +303,7 @@ func verify(t *testing.T, addr string, l *ledger) int {
 // TestCrashLoop runs `muster serve` as a child process and SIGKILLs it at random moments while
 // clients produce (acks=all) and commit offsets (a classic group member and a simple group),
 // restarting it each time; after every restart every acknowledged record must be at its offset
-// and every group's committed offset at least the last acknowledged commit. Every fourth cycle
+// and every group's committed offset at least the last acknowledged commit. Every third cycle
 // also kills a start-up during recovery. Cycles: 3, or 100 with MUSTER_SOAK=1 (make soak).
 func TestCrashLoop(t *testing.T) {
 	if testing.Short() {
