@@ -49,8 +49,9 @@ type Options struct {
 	// once, counted as DecodeAmplification × body bytes per decode (a decode larger than the
 	// whole budget runs alone). Default 1 GiB.
 	MaxDecodeBytes int64
-	// IdleTimeout closes a connection that sends no complete request for this long (Kafka's
-	// connections.max.idle.ms, default 10 minutes); a negative value disables it.
+	// IdleTimeout closes a connection that, with no request being answered, sends nothing for
+	// this long, takes longer than this to send one request frame, or does not take a response
+	// for this long (Kafka's connections.max.idle.ms, default 10 minutes); negative disables it.
 	IdleTimeout time.Duration
 }
 
@@ -207,6 +208,7 @@ func (s *Server) serveConn(c net.Conn) {
 
 	queue := make(chan *pending, s.opts.MaxInflightRequests)
 	var inflight atomic.Int64
+	var unanswered atomic.Int64 // requests read whose response is not yet written
 	space := make(chan struct{}, 1)
 	writerDone := make(chan struct{})
 	go func() {
@@ -225,6 +227,7 @@ func (s *Server) serveConn(c net.Conn) {
 			default:
 			}
 			if p.resp == nil {
+				unanswered.Add(-1)
 				continue
 			}
 			buf = wire.AppendResponse(buf[:0], p.hdr, p.resp)
@@ -240,6 +243,7 @@ func (s *Server) serveConn(c net.Conn) {
 				cancel()
 				return
 			}
+			unanswered.Add(-1)
 			if cap(buf) > maxRetainedResponseBuffer {
 				buf = nil
 			}
@@ -269,13 +273,18 @@ func (s *Server) serveConn(c net.Conn) {
 			}
 		}
 		if s.opts.IdleTimeout > 0 {
+			if !s.awaitRequest(c, br, &unanswered) {
+				log.Info("closing idle connection", "idle_timeout", s.opts.IdleTimeout)
+				return
+			}
+			// The rest of the frame must follow within the idle timeout too.
 			c.SetReadDeadline(time.Now().Add(s.opts.IdleTimeout))
 		}
 		frame, err := wire.ReadFrame(br, s.opts.MaxRequestBytes)
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
-				log.Info("closing idle connection", "idle_timeout", s.opts.IdleTimeout)
+				log.Info("closing connection: request frame stalled", "idle_timeout", s.opts.IdleTimeout)
 				return
 			}
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && ctx.Err() == nil {
@@ -302,6 +311,7 @@ func (s *Server) serveConn(c net.Conn) {
 				p.hdr.Flexible = false
 				p.resp = s.apiVersionsFallback()
 				close(p.done)
+				unanswered.Add(1)
 				queue <- p
 				continue
 			}
@@ -313,6 +323,7 @@ func (s *Server) serveConn(c net.Conn) {
 			s.Stats.Requests[hdr.APIKey].Add(1)
 		}
 		inflight.Add(p.size)
+		unanswered.Add(1)
 		select {
 		case queue <- p:
 		case <-ctx.Done():
@@ -332,6 +343,24 @@ func (s *Server) serveConn(c net.Conn) {
 			}()
 			p.resp = h(ctx, r)
 		}()
+	}
+}
+
+// awaitRequest waits for the first byte of the client's next request, for at most the idle
+// timeout while no request is being answered; a connection with requests still being answered
+// (a long JoinGroup, a long-poll Fetch) is not idle. It returns false when the connection is
+// idle (or the wait failed for another reason, which the next read reports).
+func (s *Server) awaitRequest(c net.Conn, br *bufio.Reader, unanswered *atomic.Int64) bool {
+	for {
+		c.SetReadDeadline(time.Now().Add(s.opts.IdleTimeout))
+		_, err := br.Peek(1)
+		var ne net.Error
+		if err == nil || !errors.As(err, &ne) || !ne.Timeout() {
+			return true
+		}
+		if unanswered.Load() == 0 {
+			return false
+		}
 	}
 }
 
