@@ -91,3 +91,77 @@ func TestDiskWriteFault(t *testing.T) {
 		t.Fatalf("after restart: committed %v, acknowledged {0: 1}", got)
 	}
 }
+
+// TestDiskReadFault fails reads of Pebble's table files (errorfs). At open, Pebble refuses to
+// open (so the broker refuses to start). While a shard loads, the load fails with an error (no
+// panic), the shard reports "failed" and retries, and once the disk reads again it loads every
+// acknowledged commit.
+func TestDiskReadFault(t *testing.T) {
+	dir := t.TempDir()
+	var on atomic.Bool
+	var hits atomic.Int64
+	inj := errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if on.Load() && strings.HasSuffix(op.Path, ".sst") && op.Kind.ReadOrWrite() == errorfs.OpIsRead {
+			hits.Add(1)
+			return errorfs.ErrInjected
+		}
+		return nil
+	})
+	// Commit, flush to a table file and close.
+	{
+		e := open(t, dir)
+		for p := int32(0); p < 50; p++ {
+			if c := e.commit("g", p, int64(100+p)); c != 0 {
+				t.Fatal(kerr.ErrorForCode(c))
+			}
+		}
+		if err := e.db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		e.close()
+	}
+	// Table reads failing already at open: Pebble refuses to open (the broker refuses to start).
+	on.Store(true)
+	if _, err := pebble.Open(filepath.Join(dir, "pebble"), &pebble.Options{Logger: quiet{}, FS: errorfs.Wrap(vfs.Default, inj)}); err == nil {
+		t.Fatal("pebble opened although its table reads fail")
+	} else {
+		t.Logf("open with failing table reads: %v", err)
+	}
+	os.Remove(filepath.Join(dir, "pebble", "LOCK"))
+	// Reopen healthy, with a block cache too small to keep anything, then fail table reads
+	// before the shard loads.
+	on.Store(false)
+	cache := pebble.NewCache(1)
+	defer cache.Unref()
+	db, err := pebble.Open(filepath.Join(dir, "pebble"), &pebble.Options{Logger: quiet{}, FS: errorfs.Wrap(vfs.Default, inj), Cache: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := store.OpenPebble(db, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	on.Store(true)
+	e := &env{t: t, dir: dir, db: db, fs: storefault.Wrap(ps)}
+	cfg := coordinator.ConfigFrom(config.Defaults())
+	cfg.Shards = 1
+	e.rt = coordinator.NewRuntime(cfg, e.fs, coordinator.WallClock{}, slog.New(slog.DiscardHandler), 0, coordinator.RuntimeHooks{})
+	e.svc = &coordinator.Service{RT: e.rt, Cfg: cfg, Log: slog.New(slog.DiscardHandler), Extra: map[string]any{}}
+	e.rt.Start()
+	defer e.close()
+	for deadline := time.Now().Add(10 * time.Second); e.rt.ShardStatus()[0] != "failed"; {
+		if time.Now().After(deadline) {
+			t.Fatalf("shard did not fail while its table reads fail (status %v, %d injected read errors)", e.rt.ShardStatus(), hits.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	on.Store(false)
+	e.waitReady()
+	got := e.fetch("g")
+	for p := int32(0); p < 50; p++ {
+		if got[p] != int64(100+p) {
+			t.Fatalf("after the read fault cleared: partition %d committed %d, want %d", p, got[p], 100+p)
+		}
+	}
+	t.Logf("%d injected table read errors; shard failed, retried and loaded 50 offsets", hits.Load())
+}
