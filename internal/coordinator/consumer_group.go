@@ -108,6 +108,24 @@ type ConsumerGroup struct {
 	// In memory only: a metadata refresh (KIP-1101 hash, regex resolution) is due at the next
 	// heartbeat. True after load and after topic changes.
 	refresh bool
+	// In memory only, derived from members: how many members subscribe to each topic name and
+	// use each regex, so the group's subscribed topics cost O(topics), not O(members).
+	nameRefs  map[string]int
+	regexRefs map[string]int
+	// In memory only: when the last target assignment was computed (zero: never since load),
+	// for group.consumer.assignment.interval.ms.
+	lastAssignment time.Time
+	// In memory only: KIP-1101 topic hashes by topic name, valid while id, partition count and
+	// rack are unchanged.
+	topicHashes map[string]cgTopicHash
+}
+
+// cgTopicHash is a cached KIP-1101 topic hash and the inputs it was computed from.
+type cgTopicHash struct {
+	id    [16]byte
+	parts int32
+	rack  string
+	hash  int64
 }
 
 func newConsumerGroup(id string) *ConsumerGroup {
@@ -120,6 +138,10 @@ func newConsumerGroup(id string) *ConsumerGroup {
 		regexes:  map[string]*consumerRegex{},
 		owners:   map[[16]byte]map[int32]string{},
 		refresh:  true,
+
+		nameRefs:    map[string]int{},
+		regexRefs:   map[string]int{},
+		topicHashes: map[string]cgTopicHash{},
 	}
 }
 
@@ -201,22 +223,35 @@ func (g *ConsumerGroup) StateName() string {
 }
 
 // subscribedTopics is the union of the members' subscribed names and the topics resolved from
-// their regexes (Kafka's subscribedTopicNames).
+// their regexes (Kafka's subscribedTopicNames). O(topics + regexes), from the reference counts.
 func (g *ConsumerGroup) subscribedTopics() map[string]bool {
-	out := map[string]bool{}
-	for _, m := range g.members {
-		for _, n := range m.subscribedNames {
-			out[n] = true
-		}
-		if m.subscribedRegex != "" {
-			if r := g.regexes[m.subscribedRegex]; r != nil {
-				for _, t := range r.topics {
-					out[t] = true
-				}
+	out := make(map[string]bool, len(g.nameRefs))
+	for n := range g.nameRefs {
+		out[n] = true
+	}
+	for re := range g.regexRefs {
+		if r := g.regexes[re]; r != nil {
+			for _, t := range r.topics {
+				out[t] = true
 			}
 		}
 	}
 	return out
+}
+
+// refMember adds (delta=1) or removes (delta=-1) a member's subscription from the reference
+// counts.
+func (g *ConsumerGroup) refMember(m *consumerMember, delta int) {
+	for _, n := range m.subscribedNames {
+		if g.nameRefs[n] += delta; g.nameRefs[n] <= 0 {
+			delete(g.nameRefs, n)
+		}
+	}
+	if re := m.subscribedRegex; re != "" {
+		if g.regexRefs[re] += delta; g.regexRefs[re] <= 0 {
+			delete(g.regexRefs, re)
+		}
+	}
 }
 
 // memberTopics is the set of topic names one member subscribes to (names and resolved regex).
@@ -234,18 +269,14 @@ func (g *ConsumerGroup) memberTopics(m *consumerMember) []string {
 // IsSubscribedToTopic implements Group: topic ∈ union of subscribed names and regex-resolved
 // topics of the current members (reference §1.9).
 func (g *ConsumerGroup) IsSubscribedToTopic(topic string) bool {
-	for _, m := range g.members {
-		for _, n := range m.subscribedNames {
-			if n == topic {
+	if g.nameRefs[topic] > 0 {
+		return true
+	}
+	for re := range g.regexRefs {
+		if r := g.regexes[re]; r != nil {
+			i := sort.SearchStrings(r.topics, topic)
+			if i < len(r.topics) && r.topics[i] == topic {
 				return true
-			}
-		}
-		if m.subscribedRegex != "" {
-			if r := g.regexes[m.subscribedRegex]; r != nil {
-				i := sort.SearchStrings(r.topics, topic)
-				if i < len(r.topics) && r.topics[i] == topic {
-					return true
-				}
 			}
 		}
 	}

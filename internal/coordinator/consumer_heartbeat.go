@@ -362,8 +362,9 @@ func (g *ConsumerGroup) heartbeat(st *State, c *Call, req *kmsg.ConsumerGroupHea
 		}
 	}
 
-	// 2. Compute a new target assignment when the group epoch is ahead of it.
-	if g.epoch > g.assignmentEpoch {
+	// 2. Compute a new target assignment when the group epoch is ahead of it, at most once per
+	// group.consumer.assignment.interval.ms.
+	if g.epoch > g.assignmentEpoch && g.assignmentDue(st) {
 		if err := g.computeTargetAssignment(st, g.epoch); err != nil {
 			return nil, err
 		}

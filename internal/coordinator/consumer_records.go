@@ -194,6 +194,9 @@ func replayCGMember(st *State, key, value []byte) error {
 		return nil
 	}
 	mid := rest[0]
+	if old := g.members[mid]; old != nil && value == nil {
+		g.refMember(old, -1)
+	}
 	if old := g.members[mid]; old != nil && old.instanceID != nil && g.static[*old.instanceID] == mid {
 		delete(g.static, *old.instanceID)
 	}
@@ -220,6 +223,10 @@ func replayCGMember(st *State, key, value []byte) error {
 		return err
 	}
 	m.id = mid
+	if old := g.members[mid]; old != nil {
+		g.refMember(old, -1)
+	}
+	g.refMember(m, 1)
 	g.members[mid] = m
 	if m.instanceID != nil {
 		g.static[*m.instanceID] = mid
