@@ -44,3 +44,30 @@ func BenchmarkCGJoinLeave(b *testing.B) {
 		h.st.batch = nil
 	}
 }
+
+// BenchmarkCGJoinStorm: N members join one group over 10k partitions at once, then heartbeat
+// every heartbeat interval (manual clock) until Stable; reports the settled clock time, the
+// heartbeat rounds and the target assignments computed, with the default
+// group.consumer.assignment.interval.ms (1000) and with 0 (a target per epoch bump).
+func BenchmarkCGJoinStorm(b *testing.B) {
+	for _, interval := range []string{"1000", "0"} {
+		for _, n := range []int{100, 1000, 3000} {
+			if interval == "0" && n > 1000 {
+				continue // O(members²): minutes
+			}
+			b.Run(fmt.Sprintf("interval=%s/members=%d", interval, n), func(b *testing.B) {
+				var r JoinStormResult
+				for i := 0; i < b.N; i++ {
+					var err error
+					r, err = SimulateConsumerJoinStorm(n, 10000, 50, "group.consumer.assignment.interval.ms="+interval)
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(r.Settled.Seconds(), "settled-clock-s")
+				b.ReportMetric(float64(r.Steps), "rounds")
+				b.ReportMetric(float64(r.Assignments), "assignments")
+			})
+		}
+	}
+}

@@ -87,3 +87,15 @@ func TestCGJoinStormAssignments(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulateConsumerJoinStorm: the exported join-storm simulation settles with every partition
+// owned once, with few target assignments.
+func TestSimulateConsumerJoinStorm(t *testing.T) {
+	r, err := SimulateConsumerJoinStorm(50, 1000, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Assignments > 3 || r.Settled <= 0 {
+		t.Fatalf("join storm: %+v", r)
+	}
+}
