@@ -65,6 +65,15 @@ type consumerMember struct {
 	subscribedRegex  string   // "" = none
 	serverAssignor   string   // "" = none
 	rebalanceTimeout int32    // ms
+	// classic is set for a member using the classic protocol (JoinGroup/SyncGroup/Heartbeat)
+	// inside a consumer group (Kafka's ClassicMemberMetadata).
+	classic *cgClassicMeta
+}
+
+// cgClassicMeta is a classic-protocol member's JoinGroup data kept in its member metadata.
+type cgClassicMeta struct {
+	sessionTimeout int32 // ms
+	protocols      []classicProtocol
 }
 
 // consumerCurrent is the ConsumerGroupCurrentMemberAssignment part of a member (record type 8).

@@ -321,6 +321,33 @@ func (g *ConsumerGroup) heartbeat(st *State, c *Call, req *kmsg.ConsumerGroupHea
 		}
 		nm.clientHost = c.ClientHost
 	}
+	before, after, err := g.updateMemberAndReconcile(st, old, nm, owned)
+	if err != nil {
+		return nil, err
+	}
+	g.scheduleSession(st, memberID)
+
+	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	mid := memberID
+	resp.MemberID = &mid
+	resp.MemberEpoch = after.epoch
+	resp.HeartbeatIntervalMillis = cgHeartbeatInterval(st)
+	full := req.MemberEpoch == 0 || (req.RebalanceTimeoutMillis != -1 &&
+		(req.SubscribedTopicNames != nil || req.SubscribedTopicRegex != nil) && req.Topics != nil)
+	if full || !equalTP(before.assigned, after.assigned) {
+		resp.Assignment = cgResponseAssignment(after.assigned)
+	}
+	return resp, nil
+}
+
+// updateMemberAndReconcile is steps 1–3 of a consumer group heartbeat, shared by the
+// consumer-protocol heartbeat and the classic-protocol JoinGroup of a member of a consumer group:
+// write the member if it changed and bump the group epoch on a subscription, preferred-assignor
+// or metadata-hash change; compute a new target assignment when the group epoch is ahead (at
+// most once per group.consumer.assignment.interval.ms); reconcile the member towards its
+// target. old is nil for a new member; owned is what the member reports owning (nil: not
+// reported). It returns the member's current assignment before and after.
+func (g *ConsumerGroup) updateMemberAndReconcile(st *State, old, nm *consumerMember, owned topicPartitions) (before, after *consumerCurrent, err error) {
 	// The preferred assignor and the regexes are group-wide (O(members)): recompute them only
 	// when this member's choice changed or a refresh is due.
 	assignorChanged := (old == nil && nm.serverAssignor != "") || (old != nil && old.serverAssignor != nm.serverAssignor)
@@ -366,38 +393,27 @@ func (g *ConsumerGroup) heartbeat(st *State, c *Call, req *kmsg.ConsumerGroupHea
 	// group.consumer.assignment.interval.ms.
 	if g.epoch > g.assignmentEpoch && g.assignmentDue(st) {
 		if err := g.computeTargetAssignment(st, g.epoch); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 
 	// 3. Reconcile the member towards its target.
-	before := g.current(memberID)
-	_, hadCurrent := g.currents[memberID]
-	after := before
+	before = g.current(nm.id)
+	_, hadCurrent := g.currents[nm.id]
+	after = before
 	if !hadCurrent || before.state != MemberStable || before.epoch != g.assignmentEpoch {
-		after = g.reconcile(memberID, before, g.assignmentEpoch, g.targets[memberID], owned)
+		after = g.reconcile(nm.id, before, g.assignmentEpoch, g.targets[nm.id], owned)
 		if !hadCurrent || !equalCurrent(before, after) {
-			g.writeCurrent(st, memberID, after)
-			if after.state == MemberUnrevokedPartitions {
-				g.scheduleRebalance(st, memberID, after.epoch)
+			g.writeCurrent(st, nm.id, after)
+			// Classic-protocol members are governed by their join and sync timeouts instead.
+			if after.state == MemberUnrevokedPartitions && nm.classic == nil {
+				g.scheduleRebalance(st, nm.id, after.epoch)
 			} else {
-				st.Timers.Cancel(rebalanceTimeoutKey(g.id, memberID))
+				st.Timers.Cancel(rebalanceTimeoutKey(g.id, nm.id))
 			}
 		}
 	}
-	g.scheduleSession(st, memberID)
-
-	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
-	mid := memberID
-	resp.MemberID = &mid
-	resp.MemberEpoch = after.epoch
-	resp.HeartbeatIntervalMillis = cgHeartbeatInterval(st)
-	full := req.MemberEpoch == 0 || (req.RebalanceTimeoutMillis != -1 &&
-		(req.SubscribedTopicNames != nil || req.SubscribedTopicRegex != nil) && req.Topics != nil)
-	if full || !equalTP(before.assigned, after.assigned) {
-		resp.Assignment = cgResponseAssignment(after.assigned)
-	}
-	return resp, nil
+	return before, after, nil
 }
 
 func cgResponseAssignment(a topicPartitions) *kmsg.ConsumerGroupHeartbeatResponseAssignment {
@@ -507,9 +523,14 @@ func rebalanceTimeoutKey(g, m string) string { return "rebalance-timeout-" + g +
 
 // scheduleSession (re)arms the member's session timeout (group.consumer.session.timeout.ms);
 // expiry fences the member.
+// A classic-protocol member uses the session timeout of its JoinGroup.
 func (g *ConsumerGroup) scheduleSession(st *State, mid string) {
 	gid := g.id
-	st.Timers.Schedule(sessionTimeoutKey(gid, mid), st.Now.Add(cgSessionTimeout(st)), func(st *State) {
+	d := cgSessionTimeout(st)
+	if m := g.members[mid]; m != nil && m.classic != nil {
+		d = time.Duration(m.classic.sessionTimeout) * time.Millisecond
+	}
+	st.Timers.Schedule(sessionTimeoutKey(gid, mid), st.Now.Add(d), func(st *State) {
 		if cg, ok := st.Groups[gid].(*ConsumerGroup); ok {
 			cg.fenceMember(st, mid, "its session expired")
 		}
