@@ -31,21 +31,6 @@ func init() {
 			}
 		}
 	})
-	prevJoin := ClassicHooks.JoinForeign
-	ClassicHooks.JoinForeign = func(st *State, c *Call, g Group, req *kmsg.JoinGroupRequest) bool {
-		if cg, ok := g.(*ConsumerGroup); ok {
-			// An empty consumer group is replaced by the classic group; a non-empty one keeps the
-			// id (no classic-member interop yet: INCONSISTENT_GROUP_PROTOCOL).
-			if cg.IsEmpty() {
-				cg.deleteEmpty(st)
-			}
-			return false
-		}
-		if prevJoin != nil {
-			return prevJoin(st, c, g, req)
-		}
-		return false
-	}
 }
 
 func cfgInt(st *State, key string, def int64) int64 {
@@ -501,6 +486,8 @@ func (g *ConsumerGroup) fenceMember(st *State, mid, reason string) {
 	g.writeMemberTombstones(st, mid)
 	st.Timers.Cancel(sessionTimeoutKey(g.id, mid))
 	st.Timers.Cancel(rebalanceTimeoutKey(g.id, mid))
+	st.Timers.Cancel(cgJoinTimeoutKey(g.id, mid))
+	st.Timers.Cancel(cgSyncTimeoutKey(g.id, mid))
 	if m.subscribedRegex != "" && !g.regexInUse(m.subscribedRegex) {
 		if _, ok := g.regexes[m.subscribedRegex]; ok {
 			st.Write(Record{Key: cgRegexKey(g.id, m.subscribedRegex)})
