@@ -1,0 +1,197 @@
+package coordinator
+
+import (
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// cgClassicClient models a cooperative classic consumer inside a consumer group: it owns the
+// partitions of its last SyncGroup assignment (by topic name).
+type cgClassicClient struct {
+	group, id  string
+	generation int32
+	protocol   string
+	owned      map[string][]int32
+}
+
+func classicJoinReq(group, member string, owned map[string][]int32, topics ...string) *kmsg.JoinGroupRequest {
+	md := kmsg.NewConsumerMemberMetadata()
+	md.Version = 3
+	md.Topics = topics
+	for _, t := range sortedKeys(owned) {
+		md.OwnedPartitions = append(md.OwnedPartitions, kmsg.ConsumerMemberMetadataOwnedPartition{Topic: t, Partitions: owned[t]})
+	}
+	req := kmsg.NewPtrJoinGroupRequest()
+	req.Version = 9
+	req.Group = group
+	req.MemberID = member
+	req.SessionTimeoutMillis = 30000
+	req.RebalanceTimeoutMillis = 20000
+	req.ProtocolType = "consumer"
+	req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "cooperative-sticky", Metadata: md.AppendTo(nil)}}
+	return req
+}
+
+// classicJoinSync runs JoinGroup (answering MEMBER_ID_REQUIRED) then SyncGroup.
+func (h *cgHarness) classicJoinSync(c *cgClassicClient, topics ...string) {
+	h.t.Helper()
+	for i := 0; i < 2; i++ {
+		resp := h.run(JoinGroup(classicJoinReq(c.group, c.id, c.owned, topics...))).(*kmsg.JoinGroupResponse)
+		if resp.ErrorCode == kerr.MemberIDRequired.Code && c.id == "" {
+			c.id = resp.MemberID
+			continue
+		}
+		if resp.ErrorCode != 0 {
+			h.t.Fatalf("classic join: error %d", resp.ErrorCode)
+		}
+		if resp.LeaderID != "" || len(resp.Members) != 0 || resp.Protocol == nil || *resp.ProtocolType != "consumer" {
+			h.t.Fatalf("classic join response: %+v", resp)
+		}
+		c.generation, c.protocol = resp.Generation, *resp.Protocol
+		break
+	}
+	sreq := kmsg.NewPtrSyncGroupRequest()
+	sreq.Version = 5
+	sreq.Group, sreq.MemberID, sreq.Generation = c.group, c.id, c.generation
+	pt, pn := "consumer", c.protocol
+	sreq.ProtocolType, sreq.Protocol = &pt, &pn
+	sresp := h.run(SyncGroup(sreq)).(*kmsg.SyncGroupResponse)
+	if sresp.ErrorCode != 0 {
+		h.t.Fatalf("classic sync: error %d", sresp.ErrorCode)
+	}
+	var a kmsg.ConsumerMemberAssignment
+	if err := a.ReadFrom(sresp.MemberAssignment); err != nil {
+		h.t.Fatalf("assignment bytes: %v", err)
+	}
+	c.owned = map[string][]int32{}
+	for _, t := range a.Topics {
+		ps := append([]int32{}, t.Partitions...)
+		sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
+		c.owned[t.Topic] = ps
+	}
+}
+
+func (h *cgHarness) classicHeartbeat(c *cgClassicClient) int16 {
+	req := kmsg.NewPtrHeartbeatRequest()
+	req.Version = 4
+	req.Group, req.MemberID, req.Generation = c.group, c.id, c.generation
+	return h.run(Heartbeat(req)).(*kmsg.HeartbeatResponse).ErrorCode
+}
+
+// TestCGClassicMemberJoinsConsumerGroup: a classic member joins a non-empty consumer group,
+// receives a server-computed assignment as ConsumerProtocol bytes in SyncGroup, is told to rejoin
+// by Heartbeat while it must catch up, never overlaps the consumer member, and leaves with
+// LeaveGroup; the records replay to the same state.
+func TestCGClassicMemberJoinsConsumerGroup(t *testing.T) {
+	h := newCGHarness(t)
+	t1 := h.topics.add("t1", 4)
+	a := h.joinClient("g", "a", "t1")
+	h.settle("g", []*cgClient{a})
+	if countTP(a.owned) != 4 {
+		t.Fatalf("a owns %v", a.owned)
+	}
+
+	cl := &cgClassicClient{group: "g"}
+	h.classicJoinSync(cl, "t1")
+	if cl.id == "" || cl.generation != 2 {
+		t.Fatalf("classic member: id %q generation %d", cl.id, cl.generation)
+	}
+	g := h.group("g")
+	if g.NumMembers() != 2 || g.GroupEpoch() != 2 {
+		t.Fatalf("group: %d members, epoch %d", g.NumMembers(), g.GroupEpoch())
+	}
+	// a still owns everything: the classic member waits for a's revocation.
+	if len(cl.owned["t1"]) != 0 {
+		t.Fatalf("classic member got %v while a owns %v", cl.owned, a.owned)
+	}
+	if code := h.classicHeartbeat(cl); code != 0 {
+		// UNRELEASED while a still owns the partitions: no rejoin needed yet.
+		t.Fatalf("heartbeat before release: %d", code)
+	}
+	h.beat(a) // a revokes two partitions
+	h.beat(a)
+	if countTP(a.owned) != 2 {
+		t.Fatalf("a after revocation: %v", a.owned)
+	}
+	if code := h.classicHeartbeat(cl); code != kerr.RebalanceInProgress.Code {
+		t.Fatalf("heartbeat after release: %d, want REBALANCE_IN_PROGRESS", code)
+	}
+	h.classicJoinSync(cl, "t1")
+	if len(cl.owned["t1"]) != 2 {
+		t.Fatalf("classic member after rejoin: %v", cl.owned)
+	}
+	for _, p := range cl.owned["t1"] {
+		if containsPartition(a.owned[t1], p) {
+			t.Fatalf("partition %d owned by both", p)
+		}
+	}
+	if code := h.classicHeartbeat(cl); code != 0 {
+		t.Fatalf("stable heartbeat: %d", code)
+	}
+	if g.StateName() != ConsumerStateStable {
+		t.Fatalf("state %s", g.StateName())
+	}
+	// Describe reports the classic member type.
+	d := h.run(ConsumerGroupDescribe([]string{"g"}, 1)).([]kmsg.ConsumerGroupDescribeResponseGroup)
+	types := map[string]int8{}
+	for _, m := range d[0].Members {
+		types[m.MemberID] = m.MemberType
+	}
+	if types["a"] != 1 || types[cl.id] != 0 {
+		t.Fatalf("member types %v", types)
+	}
+	h.checkReplayEquivalence(3)
+
+	// Errors: wrong generation, consumer member on the classic path, bad protocol type.
+	bad := &cgClassicClient{group: "g", id: cl.id, generation: cl.generation + 5}
+	if code := h.classicHeartbeat(bad); code != kerr.IllegalGeneration.Code {
+		t.Fatalf("wrong generation: %d", code)
+	}
+	if code := h.classicHeartbeat(&cgClassicClient{group: "g", id: "a", generation: a.epoch}); code != kerr.UnknownMemberID.Code {
+		t.Fatalf("consumer member heartbeat via classic: %d", code)
+	}
+	wrong := classicJoinReq("g", "", nil, "t1")
+	wrong.ProtocolType = "connect"
+	if resp := h.run(JoinGroup(wrong)).(*kmsg.JoinGroupResponse); resp.ErrorCode != kerr.InconsistentGroupProtocol.Code {
+		t.Fatalf("connect protocol type: %d", resp.ErrorCode)
+	}
+
+	// The classic member leaves: a takes everything back.
+	lreq := kmsg.NewPtrLeaveGroupRequest()
+	lreq.Version = 5
+	lreq.Group = "g"
+	lreq.Members = []kmsg.LeaveGroupRequestMember{{MemberID: cl.id}, {MemberID: "nobody"}}
+	lresp := h.run(LeaveGroup(lreq)).(*kmsg.LeaveGroupResponse)
+	if len(lresp.Members) != 2 || lresp.Members[0].ErrorCode != 0 || lresp.Members[1].ErrorCode != kerr.UnknownMemberID.Code {
+		t.Fatalf("leave: %+v", lresp)
+	}
+	h.settle("g", []*cgClient{a})
+	if countTP(a.owned) != 4 || h.group("g").NumMembers() != 1 {
+		t.Fatalf("after leave: a owns %v", a.owned)
+	}
+	h.checkReplayEquivalence(4)
+}
+
+// TestCGClassicMemberSessionTimeout: a classic member that stops heartbeating is fenced after
+// its JoinGroup session timeout.
+func TestCGClassicMemberSessionTimeout(t *testing.T) {
+	h := newCGHarness(t)
+	h.topics.add("t1", 4)
+	a := h.joinClient("g", "a", "t1")
+	h.settle("g", []*cgClient{a})
+	cl := &cgClassicClient{group: "g"}
+	h.classicJoinSync(cl, "t1")
+	h.advance(20 * time.Second)
+	h.beat(a)
+	if h.group("g").NumMembers() != 2 {
+		t.Fatal("fenced too early")
+	}
+	h.advance(11 * time.Second)
+	if n := h.group("g").NumMembers(); n != 1 {
+		t.Fatalf("%d members after the classic session timeout", n)
+	}
+}
