@@ -169,7 +169,16 @@ func cgGetOrCreate(st *State, id string, create bool) (*ConsumerGroup, bool, err
 			return nil, false, Errf(kerr.GroupIDNotFound, "Group %s is not a consumer group.", id)
 		}
 		if !g.IsEmpty() {
-			return nil, false, Errf(kerr.GroupIDNotFound, "Cannot upgrade classic group %s to consumer group because the online upgrade of a non-empty group is not supported.", id)
+			// Online upgrade: the classic members become classic-protocol members of a
+			// consumer group, which the joining member then joins.
+			if err := validateOnlineUpgrade(st, g); err != nil {
+				return nil, false, err
+			}
+			cg, err := convertClassicToConsumer(st, g)
+			if err != nil {
+				return nil, false, err
+			}
+			return cg, false, nil
 		}
 		g.WriteTombstones(st)
 		delete(st.Groups, id)
@@ -483,6 +492,10 @@ func (g *ConsumerGroup) fenceMember(st *State, mid, reason string) {
 		return
 	}
 	st.Log.Info("consumer group member fenced", "group", g.id, "member", mid, "reason", reason)
+	if g.downgradeOnFence(st, mid) {
+		g.convertConsumerToClassic(st, mid)
+		return
+	}
 	g.writeMemberTombstones(st, mid)
 	st.Timers.Cancel(sessionTimeoutKey(g.id, mid))
 	st.Timers.Cancel(rebalanceTimeoutKey(g.id, mid))
