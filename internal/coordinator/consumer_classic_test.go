@@ -195,3 +195,127 @@ func TestCGClassicMemberSessionTimeout(t *testing.T) {
 		t.Fatalf("%d members after the classic session timeout", n)
 	}
 }
+
+// classicGroupWithLeader creates a classic group with one cooperative member that owns every
+// partition of t1 (JoinGroup ×2 for MEMBER_ID_REQUIRED, then the leader's SyncGroup).
+func (h *cgHarness) classicGroupWithLeader(group string, parts int32) *cgClassicClient {
+	h.t.Helper()
+	cl := &cgClassicClient{group: group}
+	resp := h.run(JoinGroup(classicJoinReq(group, "", nil, "t1"))).(*kmsg.JoinGroupResponse)
+	if resp.ErrorCode != kerr.MemberIDRequired.Code {
+		h.t.Fatalf("first join: %d", resp.ErrorCode)
+	}
+	cl.id = resp.MemberID
+	resp = h.run(JoinGroup(classicJoinReq(group, cl.id, nil, "t1"))).(*kmsg.JoinGroupResponse)
+	if resp.ErrorCode != 0 || resp.LeaderID != cl.id {
+		h.t.Fatalf("second join: %+v", resp)
+	}
+	cl.generation, cl.protocol = resp.Generation, *resp.Protocol
+	a := kmsg.NewConsumerMemberAssignment()
+	a.Version = 3
+	all := make([]int32, parts)
+	for i := range all {
+		all[i] = int32(i)
+	}
+	a.Topics = []kmsg.ConsumerMemberAssignmentTopic{{Topic: "t1", Partitions: all}}
+	sreq := kmsg.NewPtrSyncGroupRequest()
+	sreq.Version = 5
+	sreq.Group, sreq.MemberID, sreq.Generation = group, cl.id, cl.generation
+	pt, pn := "consumer", cl.protocol
+	sreq.ProtocolType, sreq.Protocol = &pt, &pn
+	sreq.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: cl.id, MemberAssignment: a.AppendTo(nil)}}
+	if sresp := h.run(SyncGroup(sreq)).(*kmsg.SyncGroupResponse); sresp.ErrorCode != 0 {
+		h.t.Fatalf("leader sync: %d", sresp.ErrorCode)
+	}
+	cl.owned = map[string][]int32{"t1": all}
+	return cl
+}
+
+// TestCGOnlineUpgradeAndDowngrade: a consumer-protocol join converts a non-empty classic group
+// (its member keeps its partitions at the classic generation, then revokes half through a
+// classic rejoin); when the consumer-protocol member leaves, the group becomes a classic group
+// again and its member rejoins it. Records replay to the same state at each step.
+func TestCGOnlineUpgradeAndDowngrade(t *testing.T) {
+	h := newCGHarness(t, "group.initial.rebalance.delay.ms=0")
+	t1 := h.topics.add("t1", 4)
+	cl := h.classicGroupWithLeader("g", 4)
+	if _, ok := h.st.Groups["g"].(*ClassicGroup); !ok {
+		t.Fatal("not a classic group")
+	}
+
+	a := h.joinClient("g", "a", "t1")
+	g := h.group("g")
+	if g == nil {
+		t.Fatalf("group not upgraded: %T", h.st.Groups["g"])
+	}
+	if g.NumMembers() != 2 || g.GroupEpoch() != cl.generation+1 {
+		t.Fatalf("after upgrade: %d members, epoch %d (generation %d)", g.NumMembers(), g.GroupEpoch(), cl.generation)
+	}
+	if e, _, _ := g.MemberEpoch(cl.id); e != cl.generation {
+		t.Fatalf("converted member epoch %d, want %d", e, cl.generation)
+	}
+	if as, _ := g.MemberAssignment(cl.id); countTP(as) != 4 || len(a.owned) != 0 {
+		t.Fatalf("converted member owns %v, a owns %v", as, a.owned)
+	}
+	h.checkReplayEquivalence(5)
+
+	// The classic member is told to rejoin, revokes two partitions, and a gets them.
+	if code := h.classicHeartbeat(cl); code != kerr.RebalanceInProgress.Code {
+		t.Fatalf("classic heartbeat after upgrade: %d", code)
+	}
+	h.classicJoinSync(cl, "t1") // reports owning 4: two are pending revocation
+	if len(cl.owned["t1"]) != 2 {
+		t.Fatalf("classic member after first rejoin: %v", cl.owned)
+	}
+	h.classicJoinSync(cl, "t1") // reports owning 2: revocation done
+	h.beat(a)
+	if len(a.owned[t1]) != 2 {
+		t.Fatalf("a: %v", a.owned)
+	}
+	for _, p := range cl.owned["t1"] {
+		if containsPartition(a.owned[t1], p) {
+			t.Fatalf("partition %d owned twice", p)
+		}
+	}
+	h.checkReplayEquivalence(6)
+
+	// a (the last consumer-protocol member) leaves: downgrade to a classic group.
+	if resp := h.hb(hbReq("g", "a", -1, nil)); resp.ErrorCode != 0 {
+		t.Fatalf("leave: %d", resp.ErrorCode)
+	}
+	cg, ok := h.st.Groups["g"].(*ClassicGroup)
+	if !ok {
+		t.Fatalf("not downgraded: %T", h.st.Groups["g"])
+	}
+	if cg.State() != ClassicPreparingRebalance || cg.NumMembers() != 1 || cg.ProtocolType() != "consumer" {
+		t.Fatalf("downgraded group: state %s, %d members", cg.State(), cg.NumMembers())
+	}
+	h.checkReplayEquivalence(7)
+	if code := h.classicHeartbeat(cl); code != kerr.RebalanceInProgress.Code {
+		t.Fatalf("classic heartbeat after downgrade: %d", code)
+	}
+	resp := h.run(JoinGroup(classicJoinReq("g", cl.id, cl.owned, "t1"))).(*kmsg.JoinGroupResponse)
+	if resp.ErrorCode != 0 || resp.LeaderID != cl.id || resp.Generation != cg.Generation() {
+		t.Fatalf("rejoin after downgrade: %+v", resp)
+	}
+}
+
+// TestCGMigrationPolicyDisabled: with group.consumer.migration.policy=disabled a consumer join
+// on a non-empty classic group is GROUP_ID_NOT_FOUND, and a consumer group whose last
+// consumer-protocol member leaves stays a consumer group.
+func TestCGMigrationPolicyDisabled(t *testing.T) {
+	h := newCGHarness(t, "group.initial.rebalance.delay.ms=0", "group.consumer.migration.policy=disabled")
+	h.topics.add("t1", 4)
+	h.classicGroupWithLeader("classic", 4)
+	if resp := h.hb(joinReq("classic", "a", "t1")); resp.ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("join on classic group: %d", resp.ErrorCode)
+	}
+	a := h.joinClient("g", "a", "t1")
+	h.settle("g", []*cgClient{a})
+	cl := &cgClassicClient{group: "g"}
+	h.classicJoinSync(cl, "t1")
+	h.hb(hbReq("g", "a", -1, nil))
+	if g := h.group("g"); g == nil || g.NumMembers() != 1 {
+		t.Fatalf("group after the last consumer member left: %T", h.st.Groups["g"])
+	}
+}
