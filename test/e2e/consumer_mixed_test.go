@@ -188,3 +188,115 @@ func TestMixedClassicAndConsumerProtocol(t *testing.T) {
 		t.Error(v)
 	}
 }
+
+// TestOnlineUpgradeAndDowngradeE2E: a classic franz-go consumer owns a classic group; a
+// ServerSideBalancer consumer joins with ConsumerGroupHeartbeat and the group is upgraded online
+// to a consumer group (the classic consumer stays, as a classic-protocol member); both consume
+// without owning a partition twice. When the consumer-protocol member leaves, the group is
+// downgraded back to a classic group and the classic consumer gets every partition.
+func TestOnlineUpgradeAndDowngradeE2E(t *testing.T) {
+	b := testutil.Start(t,
+		"group.consumer.min.session.timeout.ms=1000", "group.consumer.session.timeout.ms=6000",
+		"group.consumer.min.heartbeat.interval.ms=100", "group.consumer.heartbeat.interval.ms=250",
+		"group.consumer.assignment.interval.ms=0")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	admCl := newClient(t, b.Addr())
+	adm := kadm.NewClient(admCl)
+	const topic, group, parts = "kip848", "migrating-group", 4
+	if _, err := adm.CreateTopic(ctx, parts, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	own := &ownership{owner: map[int32]string{}}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	counts := func(want map[string]int) func() bool {
+		return func() bool {
+			got := own.counts()
+			if len(got) != len(want) {
+				return false
+			}
+			for k, v := range want {
+				if got[k] != v {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	groupType := func() string {
+		lg, err := adm.ListGroups(ctx)
+		if err != nil {
+			return ""
+		}
+		for _, g := range lg.Sorted() {
+			if g.Group == group {
+				return g.ProtocolType + "/" + g.GroupType
+			}
+		}
+		return ""
+	}
+	classic := startMixedConsumer(t, ctx, b.Addr(), group, topic, "classic", own, &mu, seen,
+		kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.SessionTimeout(6*time.Second))
+	defer func() {
+		if classic != nil {
+			classic.close()
+		}
+	}()
+	waitFor(t, "classic owns all partitions", 30*time.Second, counts(map[string]int{"classic": parts}))
+	if gt := groupType(); gt != "consumer/classic" {
+		t.Fatalf("group type before the upgrade: %q", gt)
+	}
+
+	modern := startMixedConsumer(t, ctx, b.Addr(), group, topic, "modern", own, &mu, seen,
+		kgo.ServerSideBalancer(), kgo.Balancers(kgo.CooperativeStickyBalancer()))
+	defer func() {
+		if modern != nil {
+			modern.close()
+		}
+	}()
+	waitFor(t, "2 partitions each after the upgrade", 30*time.Second, counts(map[string]int{"modern": 2, "classic": 2}))
+	if gt := groupType(); gt != "consumer/consumer" {
+		t.Fatalf("group type after the upgrade: %q", gt)
+	}
+
+	prod := newClient(t, b.Addr(), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	produce := func(from, to int) {
+		for i := from; i < to; i++ {
+			r := kgo.StringRecord(fmt.Sprintf("r%d", i))
+			r.Partition = int32(i % parts)
+			if err := prod.ProduceSync(ctx, r).FirstErr(); err != nil {
+				t.Fatalf("produce %d: %v", i, err)
+			}
+		}
+	}
+	produce(0, 200)
+	waitFor(t, "records consumed in the mixed group", 30*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen) == 200
+	})
+
+	modern.close()
+	modern = nil
+	waitFor(t, "classic owns all after the downgrade", 30*time.Second, counts(map[string]int{"classic": parts}))
+	waitFor(t, "group is classic again", 10*time.Second, func() bool { return groupType() == "consumer/classic" })
+	produce(200, 260)
+	waitFor(t, "records consumed after the downgrade", 30*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen) == 260
+	})
+	mu.Lock()
+	for v, c := range seen {
+		if c != 1 {
+			t.Errorf("record %s consumed %d times", v, c)
+		}
+	}
+	mu.Unlock()
+	own.mu.Lock()
+	defer own.mu.Unlock()
+	for _, v := range own.violations {
+		t.Error(v)
+	}
+}
