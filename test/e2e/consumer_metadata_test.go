@@ -89,7 +89,9 @@ func groupEpoch(ctx context.Context, t *testing.T, cl *kgo.Client, group string)
 // rack bumps it exactly once.
 func TestConsumerGroupMetadataHashE2E(t *testing.T) {
 	dir := t.TempDir()
-	b := testutil.StartIn(t, dir, nil, "broker.rack=r1")
+	// Every epoch bump computes its target at once (no assignment interval): the test drives
+	// heartbeats faster than group.consumer.assignment.interval.ms.
+	b := testutil.StartIn(t, dir, nil, "broker.rack=r1", "group.consumer.assignment.interval.ms=0")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cl := newClient(t, b.Addr())
@@ -129,7 +131,7 @@ func TestConsumerGroupMetadataHashE2E(t *testing.T) {
 
 	restart := func(rack string) {
 		b.Close()
-		b = testutil.StartIn(t, dir, nil, "broker.rack="+rack)
+		b = testutil.StartIn(t, dir, nil, "broker.rack="+rack, "group.consumer.assignment.interval.ms=0")
 		cl = newClient(t, b.Addr())
 		m.cl = cl
 	}
