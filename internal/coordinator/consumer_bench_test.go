@@ -2,8 +2,19 @@ package coordinator
 
 import (
 	"fmt"
+	"syscall"
 	"testing"
+	"time"
 )
+
+// benchCPUTime is the process CPU time (user+system, GC included).
+func benchCPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 func setupCG1000(b *testing.B) (*cgHarness, []*cgClient) {
 	h := newCGHarness(b)
@@ -57,6 +68,7 @@ func BenchmarkCGJoinStorm(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("interval=%s/members=%d", interval, n), func(b *testing.B) {
 				var r JoinStormResult
+				cpu0 := benchCPUTime()
 				for i := 0; i < b.N; i++ {
 					var err error
 					r, err = SimulateConsumerJoinStorm(n, 10000, 50, "group.consumer.assignment.interval.ms="+interval)
@@ -64,6 +76,7 @@ func BenchmarkCGJoinStorm(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
+				b.ReportMetric((benchCPUTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 				b.ReportMetric(r.Settled.Seconds(), "settled-clock-s")
 				b.ReportMetric(float64(r.Steps), "rounds")
 				b.ReportMetric(float64(r.Assignments), "assignments")
