@@ -319,3 +319,27 @@ func TestCGMigrationPolicyDisabled(t *testing.T) {
 		t.Fatalf("group after the last consumer member left: %T", h.st.Groups["g"])
 	}
 }
+
+// TestCGClassicMemberOffsetCommit: a classic member of a consumer group commits with its
+// generation (any OffsetCommit version); a wrong generation is ILLEGAL_GENERATION.
+func TestCGClassicMemberOffsetCommit(t *testing.T) {
+	h := newCGHarness(t)
+	h.topics.add("t1", 4)
+	a := h.joinClient("g", "a", "t1")
+	h.settle("g", []*cgClient{a})
+	cl := &cgClassicClient{group: "g"}
+	h.classicJoinSync(cl, "t1")
+	g := h.group("g")
+	ok := &CommitIdentity{MemberID: cl.id, GenerationOrEpoch: cl.generation, APIVersion: 7}
+	if err := g.ValidateOffsetCommit(h.st, ok); err != nil {
+		t.Fatalf("classic commit: %v", err)
+	}
+	bad := &CommitIdentity{MemberID: cl.id, GenerationOrEpoch: cl.generation + 1, APIVersion: 9}
+	if err := g.ValidateOffsetCommit(h.st, bad); ErrorCode(err) != kerr.IllegalGeneration.Code {
+		t.Fatalf("classic commit with a wrong generation: %v", err)
+	}
+	old := &CommitIdentity{MemberID: "a", GenerationOrEpoch: a.epoch, APIVersion: 8}
+	if err := g.ValidateOffsetCommit(h.st, old); ErrorCode(err) != kerr.UnsupportedVersion.Code {
+		t.Fatalf("consumer member with OffsetCommit v8: %v", err)
+	}
+}

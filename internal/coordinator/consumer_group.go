@@ -294,7 +294,8 @@ func (g *ConsumerGroup) IsSubscribedToTopic(topic string) bool {
 
 // ValidateOffsetCommit implements Group (Kafka's ConsumerGroup.validateOffsetCommit, ≤ 4.2
 // epoch rule): no members and a negative epoch → accepted (admin commit); a transactional commit
-// without identity → accepted; unknown member → UNKNOWN_MEMBER_ID; a non-transactional commit
+// without identity → accepted; unknown member → UNKNOWN_MEMBER_ID; a classic-protocol member
+// whose generation ≠ its member epoch → ILLEGAL_GENERATION; a non-transactional commit
 // below OffsetCommit v9 from a consumer-protocol member → UNSUPPORTED_VERSION; epoch ≠ member
 // epoch → STALE_MEMBER_EPOCH.
 func (g *ConsumerGroup) ValidateOffsetCommit(_ *State, c *CommitIdentity) error {
@@ -304,8 +305,16 @@ func (g *ConsumerGroup) ValidateOffsetCommit(_ *State, c *CommitIdentity) error 
 	if c.Transactional && c.GenerationOrEpoch < 0 && c.MemberID == "" && c.InstanceID == nil {
 		return nil
 	}
-	if _, ok := g.members[c.MemberID]; !ok {
+	m, ok := g.members[c.MemberID]
+	if !ok {
 		return Errf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", c.MemberID, g.id)
+	}
+	if m.classic != nil {
+		// A classic-protocol member commits with its generation id (= member epoch), any version.
+		if epoch := g.current(c.MemberID).epoch; c.GenerationOrEpoch != epoch {
+			return Errf(kerr.IllegalGeneration, "The received generation id %d does not match the member epoch %d.", c.GenerationOrEpoch, epoch)
+		}
+		return nil
 	}
 	if !c.Transactional && c.APIVersion < 9 {
 		return Errf(kerr.UnsupportedVersion, "OffsetCommit version %d is not supported by members using the consumer protocol.", c.APIVersion)
