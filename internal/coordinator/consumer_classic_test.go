@@ -343,3 +343,31 @@ func TestCGClassicMemberOffsetCommit(t *testing.T) {
 		t.Fatalf("consumer member with OffsetCommit v8: %v", err)
 	}
 }
+
+// TestCGStaticClassicMemberReplacedByConsumerMember: a consumer-protocol static member joining
+// with the instance id of a classic-protocol static member replaces it at once (no temporary
+// leave needed) and uses the consumer protocol from then on.
+func TestCGStaticClassicMemberReplacedByConsumerMember(t *testing.T) {
+	h := newCGHarness(t)
+	h.topics.add("t1", 4)
+	a := h.joinClient("g", "a", "t1")
+	h.settle("g", []*cgClient{a})
+	inst := "instance-1"
+	req := classicJoinReq("g", "", nil, "t1")
+	req.InstanceID = &inst
+	resp := h.run(JoinGroup(req)).(*kmsg.JoinGroupResponse)
+	if resp.ErrorCode != 0 {
+		t.Fatalf("static classic join: %d", resp.ErrorCode)
+	}
+	classicID := resp.MemberID
+	j := joinReq("g", "b", "t1")
+	j.InstanceID = &inst
+	if r := h.hb(j); r.ErrorCode != 0 {
+		t.Fatalf("consumer static join replacing a classic member: %d %s", r.ErrorCode, deref(r.ErrorMessage))
+	}
+	g := h.group("g")
+	if _, ok := g.members[classicID]; ok || g.members["b"] == nil || g.members["b"].classic != nil {
+		t.Fatalf("after replacement: members %v", g.MemberIDs())
+	}
+	h.checkReplayEquivalence(8)
+}

@@ -262,7 +262,9 @@ func (g *ConsumerGroup) heartbeat(st *State, c *Call, req *kmsg.ConsumerGroupHea
 		sid, has := g.static[inst]
 		if req.MemberEpoch == 0 {
 			if has && sid != memberID {
-				if e := g.current(sid).epoch; e != leaveGroupStaticMemberEpoch {
+				// Replacing a consumer-protocol static member needs its temporary leave (epoch
+				// -2); a classic-protocol one is replaced at once.
+				if e := g.current(sid).epoch; e != leaveGroupStaticMemberEpoch && (g.members[sid] == nil || g.members[sid].classic == nil) {
 					return nil, Errf(kerr.UnreleasedInstanceID, "Static member %s with instance id %s cannot join the group because the instance id is owned by %s member.", memberID, inst, sid)
 				}
 				g.replaceStaticMember(st, sid, memberID)
@@ -287,6 +289,7 @@ func (g *ConsumerGroup) heartbeat(st *State, c *Call, req *kmsg.ConsumerGroupHea
 		cp := *old
 		nm = &cp
 	}
+	nm.classic = nil // a ConsumerGroupHeartbeat member uses the consumer protocol
 	if req.InstanceID != nil {
 		s := *req.InstanceID
 		nm.instanceID = &s
