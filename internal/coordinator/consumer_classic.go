@@ -201,12 +201,15 @@ func (g *ConsumerGroup) classicJoin(st *State, c *Call, req *kmsg.JoinGroupReque
 		return
 	}
 	old := g.members[memberID]
+	downgrade := false
 	if req.InstanceID != nil {
 		inst := *req.InstanceID
 		sid, has := g.static[inst]
 		switch {
 		case unknown && has:
-			// A static member rejoining under a new member id replaces the old one.
+			// A static member rejoining under a new member id replaces the old one; if that
+			// was the last consumer-protocol member, the group becomes a classic group.
+			downgrade = g.downgradeOnReplace(st, sid)
 			g.replaceStaticMember(st, sid, memberID)
 			old = g.members[memberID]
 		case !unknown && !has:
@@ -260,6 +263,13 @@ func (g *ConsumerGroup) classicJoin(st *State, c *Call, req *kmsg.JoinGroupReque
 	st.Timers.Cancel(rebalanceTimeoutKey(g.id, memberID))
 	g.scheduleSession(st, memberID)
 	g.scheduleClassicTimeout(st, cgSyncTimeoutKey(g.id, memberID), memberID, "it did not send SyncGroup within the rebalance timeout")
+	generation, protocol := after.epoch, protocols[0].Name
+	if downgrade {
+		g.convertConsumerToClassic(st, "", false)
+		if cl, ok := st.Groups[g.id].(*ClassicGroup); ok {
+			generation, protocol = cl.generation, cl.protocolName
+		}
+	}
 
 	resp := kmsg.NewPtrJoinGroupResponse()
 	resp.Version = req.Version
@@ -267,8 +277,8 @@ func (g *ConsumerGroup) classicJoin(st *State, c *Call, req *kmsg.JoinGroupReque
 		resp.Version = c.APIVersion
 	}
 	resp.MemberID = memberID
-	resp.Generation = after.epoch
-	pt, pn := "consumer", protocols[0].Name
+	resp.Generation = generation
+	pt, pn := "consumer", protocol
 	resp.ProtocolType, resp.Protocol = &pt, &pn
 	resp.LeaderID = "" // the server assigns: every classic member is a follower
 	resp.Members = []kmsg.JoinGroupResponseMember{}

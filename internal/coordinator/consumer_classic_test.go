@@ -371,3 +371,47 @@ func TestCGStaticClassicMemberReplacedByConsumerMember(t *testing.T) {
 	}
 	h.checkReplayEquivalence(8)
 }
+
+// TestCGDowngradeOnStaticReplacement: a classic static member replacing the last
+// consumer-protocol (static) member turns the group into a Stable classic group; the joining
+// member keeps the replaced member's assignment through SyncGroup.
+func TestCGDowngradeOnStaticReplacement(t *testing.T) {
+	h := newCGHarness(t)
+	h.topics.add("t1", 4)
+	inst := "instance-1"
+	j := joinReq("g", "a", "t1")
+	j.InstanceID = &inst
+	if r := h.hb(j); r.ErrorCode != 0 {
+		t.Fatalf("static consumer join: %d", r.ErrorCode)
+	}
+	a := &cgClient{group: "g", id: "a", epoch: 1}
+	h.beat(a)
+	other := &cgClassicClient{group: "g"}
+	h.classicJoinSync(other, "t1")
+	h.beat(a)
+	h.beat(a)
+	h.classicJoinSync(other, "t1")
+	h.classicJoinSync(other, "t1")
+	aOwned := countTP(a.owned)
+
+	req := classicJoinReq("g", "", nil, "t1")
+	req.InstanceID = &inst
+	resp := h.run(JoinGroup(req)).(*kmsg.JoinGroupResponse)
+	if resp.ErrorCode != 0 {
+		t.Fatalf("classic static join: %d", resp.ErrorCode)
+	}
+	cg, ok := h.st.Groups["g"].(*ClassicGroup)
+	if !ok || cg.State() != ClassicStable || cg.NumMembers() != 2 || resp.Generation != cg.Generation() {
+		t.Fatalf("after replacement: %T %+v", h.st.Groups["g"], resp)
+	}
+	sreq := kmsg.NewPtrSyncGroupRequest()
+	sreq.Version = 5
+	sreq.Group, sreq.MemberID, sreq.Generation = "g", resp.MemberID, resp.Generation
+	sreq.InstanceID = &inst
+	sresp := h.run(SyncGroup(sreq)).(*kmsg.SyncGroupResponse)
+	var as kmsg.ConsumerMemberAssignment
+	if sresp.ErrorCode != 0 || as.ReadFrom(sresp.MemberAssignment) != nil || len(as.Topics) != 1 || len(as.Topics[0].Partitions) != aOwned {
+		t.Fatalf("sync after downgrade: %d %+v (a owned %d)", sresp.ErrorCode, as, aOwned)
+	}
+	h.checkReplayEquivalence(9)
+}

@@ -496,7 +496,7 @@ func (g *ConsumerGroup) fenceMember(st *State, mid, reason string) {
 	}
 	st.Log.Info("consumer group member fenced", "group", g.id, "member", mid, "reason", reason)
 	if g.downgradeOnFence(st, mid) {
-		g.convertConsumerToClassic(st, mid)
+		g.convertConsumerToClassic(st, mid, true)
 		return
 	}
 	g.writeMemberTombstones(st, mid)

@@ -173,8 +173,10 @@ func (g *ConsumerGroup) downgradeOnFence(st *State, mid string) bool {
 // convertConsumerToClassic replaces the consumer group by a classic group of its remaining
 // (classic-protocol) members once leaving is gone (Kafka's ClassicGroup.fromConsumerGroup):
 // generation = group epoch, each member's assignment = its target assignment as ConsumerProtocol
-// bytes, then a rebalance so the members rejoin the classic group.
-func (g *ConsumerGroup) convertConsumerToClassic(st *State, leaving string) {
+// bytes; with rebalance, a rebalance so the members rejoin the classic group (a member left),
+// without it the group stays Stable (a classic static member replaced the last consumer-protocol
+// one and carries on with its assignment).
+func (g *ConsumerGroup) convertConsumerToClassic(st *State, leaving string, rebalance bool) {
 	cl := newSimpleClassicGroup(g.id)
 	cl.protocolType = "consumer"
 	cl.generation = g.epoch
@@ -221,5 +223,23 @@ func (g *ConsumerGroup) convertConsumerToClassic(st *State, leaving string) {
 		cl.scheduleSession(st, cl.members[id])
 	}
 	st.Log.Info("consumer group downgraded to classic group", "group", cl.id, "members", len(ids), "generation", cl.generation)
-	cl.prepareRebalance(st, "Downgrade group "+cl.id+" from consumer to classic.")
+	if rebalance {
+		cl.prepareRebalance(st, "Downgrade group "+cl.id+" from consumer to classic.")
+	}
+}
+
+// downgradeOnReplace reports whether a classic static member replacing the static member
+// replaced (a consumer-protocol member) leaves only classic members, so the group must become a
+// classic group (Kafka's validateOnlineDowngradeWithReplacedMemberId).
+func (g *ConsumerGroup) downgradeOnReplace(st *State, replaced string) bool {
+	m := g.members[replaced]
+	if m == nil || m.classic != nil {
+		return false
+	}
+	for id, o := range g.members {
+		if id != replaced && o.classic == nil {
+			return false
+		}
+	}
+	return cgDowngradeEnabled(st) && len(g.members) <= st.Cfg.GroupMaxSize
 }
