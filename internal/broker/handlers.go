@@ -32,26 +32,10 @@ func (b *Broker) registerHandlers() {
 			return p.Metadata(ctx, r.Body.(*kmsg.MetadataRequest))
 		},
 		19: func(ctx context.Context, r *server.Request) kmsg.Response {
-			resp := p.CreateTopics(ctx, r.Body.(*kmsg.CreateTopicsRequest))
-			var names []string
-			for _, t := range resp.Topics {
-				if t.ErrorCode == 0 {
-					names = append(names, t.Topic)
-				}
-			}
-			b.topicsChanged(ctx, names)
-			return resp
+			return p.CreateTopics(ctx, r.Body.(*kmsg.CreateTopicsRequest))
 		},
 		20: func(ctx context.Context, r *server.Request) kmsg.Response {
-			resp := p.DeleteTopics(ctx, r.Body.(*kmsg.DeleteTopicsRequest))
-			var names []string
-			for _, t := range resp.Topics {
-				if t.ErrorCode == 0 && t.Topic != nil {
-					names = append(names, *t.Topic)
-				}
-			}
-			b.topicsChanged(ctx, names)
-			return resp
+			return p.DeleteTopics(ctx, r.Body.(*kmsg.DeleteTopicsRequest))
 		},
 		21: func(ctx context.Context, r *server.Request) kmsg.Response {
 			return p.DeleteRecords(ctx, r.Body.(*kmsg.DeleteRecordsRequest))
@@ -66,15 +50,7 @@ func (b *Broker) registerHandlers() {
 			return p.DescribeConfigs(ctx, r.Body.(*kmsg.DescribeConfigsRequest))
 		},
 		37: func(ctx context.Context, r *server.Request) kmsg.Response {
-			resp := p.CreatePartitions(ctx, r.Body.(*kmsg.CreatePartitionsRequest))
-			var names []string
-			for _, t := range resp.Topics {
-				if t.ErrorCode == 0 {
-					names = append(names, t.Topic)
-				}
-			}
-			b.topicsChanged(ctx, names)
-			return resp
+			return p.CreatePartitions(ctx, r.Body.(*kmsg.CreatePartitionsRequest))
 		},
 		60: func(ctx context.Context, r *server.Request) kmsg.Response {
 			return p.DescribeCluster(ctx, r.Body.(*kmsg.DescribeClusterRequest))
@@ -89,13 +65,5 @@ func (b *Broker) registerHandlers() {
 		if coordinator.Handles(a.Key) {
 			b.srv.Handle(a.Key, ch)
 		}
-	}
-}
-
-// topicsChanged tells the coordinator that topics were created, deleted or resized, so consumer
-// groups subscribed to them refresh their metadata hash and regexes (KIP-1101).
-func (b *Broker) topicsChanged(ctx context.Context, names []string) {
-	if len(names) > 0 {
-		b.svc.OnTopicsChanged(ctx, names)
 	}
 }

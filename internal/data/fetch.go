@@ -89,8 +89,7 @@ func (p *Plane) fetchOnce(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) (tot
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = rp.Partition
-			// Empty, not null, records as Kafka sends them (librdkafka rejects a null set).
-			sp.RecordBatches = []byte{}
+			sp.RecordBatches = []byte{} // empty, not null: librdkafka rejects a -1 size
 			switch {
 			case t == nil:
 				sp.ErrorCode = missing.Code
