@@ -415,3 +415,17 @@ func TestCGDowngradeOnStaticReplacement(t *testing.T) {
 	}
 	h.checkReplayEquivalence(9)
 }
+
+// TestCGUpgradeRejectedWhenFull: a consumer-protocol join on a classic group already at
+// group.consumer.max.size is GROUP_MAX_SIZE_REACHED and leaves the classic group alone.
+func TestCGUpgradeRejectedWhenFull(t *testing.T) {
+	h := newCGHarness(t, "group.initial.rebalance.delay.ms=0", "group.consumer.max.size=1")
+	h.topics.add("t1", 4)
+	h.classicGroupWithLeader("g", 4)
+	if resp := h.hb(joinReq("g", "a", "t1")); resp.ErrorCode != kerr.GroupMaxSizeReached.Code {
+		t.Fatalf("join on a full classic group: %d", resp.ErrorCode)
+	}
+	if _, ok := h.st.Groups["g"].(*ClassicGroup); !ok {
+		t.Fatalf("group converted: %T", h.st.Groups["g"])
+	}
+}

@@ -174,6 +174,11 @@ func cgGetOrCreate(st *State, id string, create bool) (*ConsumerGroup, bool, err
 			if err := validateOnlineUpgrade(st, g); err != nil {
 				return nil, false, err
 			}
+			// The joining member would not fit: fail before converting (Kafka discards the
+			// conversion records with the failed heartbeat).
+			if len(g.members) >= cgMaxSize(st) {
+				return nil, false, Errf(kerr.GroupMaxSizeReached, "The consumer group has reached its maximum capacity of %d members.", cgMaxSize(st))
+			}
 			cg, err := convertClassicToConsumer(st, g)
 			if err != nil {
 				return nil, false, err
