@@ -134,8 +134,23 @@ func Run(ctx context.Context, o Options, targets []Target, now time.Time) (*Repo
 		}
 	}
 	run := strconv.FormatInt(now.UnixNano(), 36)
+	// kfake checks that committed topics exist (Kafka does too from v10 on): create them everywhere.
+	if want(WCommit1) || want(WCommitN) || want(WFetchAll) {
+		for _, t := range targets {
+			for topic, n := range map[string]int32{"bench-commit": int32(max(64, o.CommitBatch)), "bench-fetch": int32(o.FetchPartitions)} {
+				if err := createTopic(ctx, t.Addr, topic, n); err != nil {
+					return nil, fmt.Errorf("%s: %w", t.Name, err)
+				}
+			}
+		}
+	}
 	if want(WApiVersions) {
-		for _, n := range o.Conns {
+		refConns := slices.Clone(o.Conns)
+		if want(WFetchAll) {
+			refConns = append(refConns, o.FetchConns...)
+		}
+		slices.Sort(refConns)
+		for _, n := range slices.Compact(refConns) {
 			each(func(t Target) Result {
 				return runSpec(ctx, &o, t, WApiVersions, n, "", apiVersionsOp)
 			})

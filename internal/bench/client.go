@@ -81,12 +81,13 @@ func warm(ctx context.Context, conns int, timeout time.Duration, fn op) error {
 	defer cancel()
 	for w := 0; w < conns; w++ {
 		for {
-			if _, ok := fn(ctx, w, 0); ok {
+			_, err := fn(ctx, w, 0)
+			if err == nil {
 				break
 			}
 			select {
 			case <-ctx.Done():
-				return fmt.Errorf("warm-up of connection %d did not succeed within %v", w, timeout)
+				return fmt.Errorf("warm-up of connection %d did not succeed within %v: %w", w, timeout, err)
 			case <-time.After(20 * time.Millisecond):
 			}
 		}

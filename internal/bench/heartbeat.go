@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -19,7 +20,7 @@ func heartbeatOp(cs []*conn, group, topic string) op {
 	for i := range members {
 		members[i].id = "bench-member-" + strconv.Itoa(i) + "-" + group
 	}
-	return func(ctx context.Context, w int, _ int64) (int64, bool) {
+	return func(ctx context.Context, w int, _ int64) (int64, error) {
 		m := &members[w]
 		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 		req.Group, req.MemberID, req.MemberEpoch = group, m.id, m.epoch
@@ -30,17 +31,17 @@ func heartbeatOp(cs []*conn, group, topic string) op {
 		}
 		r, err := cs[w].do(ctx, req)
 		if err != nil {
-			return 0, false
+			return 0, err
 		}
 		resp := r.(*kmsg.ConsumerGroupHeartbeatResponse)
-		if resp.ErrorCode != 0 {
+		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
 			m.epoch = 0
-			return 0, false
+			return 0, err
 		}
 		if resp.MemberID != nil && *resp.MemberID != "" {
 			m.id = *resp.MemberID
 		}
 		m.epoch = resp.MemberEpoch
-		return 1, true
+		return 1, nil
 	}
 }

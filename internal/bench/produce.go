@@ -43,14 +43,23 @@ func produceConsume(ctx context.Context, o *Options, t Target, topic string) (Re
 		acked, failed atomic.Int64
 		mu            sync.Mutex
 		lat           []time.Duration
+		firstErr      error
 	)
-	pctx, pcancel := context.WithTimeout(ctx, o.Duration)
 	start := time.Now()
-	for sent := int64(0); pctx.Err() == nil && (o.ProduceBytes <= 0 || sent < o.ProduceBytes); sent += int64(len(val)) {
+	stopAt := start.Add(o.Duration)
+	for sent := int64(0); ctx.Err() == nil && (o.ProduceBytes <= 0 || sent < o.ProduceBytes); sent += int64(len(val)) {
 		t0 := time.Now()
-		p.cl.Produce(pctx, &kgo.Record{Value: val}, func(_ *kgo.Record, err error) {
+		if !t0.Before(stopAt) {
+			break
+		}
+		p.cl.Produce(ctx, &kgo.Record{Value: val}, func(_ *kgo.Record, err error) {
 			if err != nil {
 				failed.Add(1)
+				mu.Lock()
+				if firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
 				return
 			}
 			acked.Add(1)
@@ -60,7 +69,6 @@ func produceConsume(ctx context.Context, o *Options, t Target, topic string) (Re
 			mu.Unlock()
 		})
 	}
-	pcancel()
 	fctx, fcancel := context.WithTimeout(ctx, 30*time.Second)
 	_ = p.cl.Flush(fctx)
 	fcancel()
@@ -68,6 +76,9 @@ func produceConsume(ctx context.Context, o *Options, t Target, topic string) (Re
 	pr.Requests, pr.Errors = acked.Load(), failed.Load()
 	pr.Units = pr.Requests * int64(len(val))
 	pr.Note = "requests = records; latency per record incl. client batching"
+	if firstErr != nil {
+		pr.Note += "; first error: " + firstErr.Error()
+	}
 	fillRates(&pr, lat)
 
 	want := pr.Requests + 1

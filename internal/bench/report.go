@@ -122,7 +122,7 @@ func (r *Report) WriteTable(w io.Writer) {
 			if res.Skipped {
 				fmt.Fprintf(w, "skipped %s on %s (conns %d): %s\n", res.Workload, res.Target, res.Conns, res.Note)
 			} else {
-				fmt.Fprintf(w, "%s on %s (conns %d): %d failed requests\n", res.Workload, res.Target, res.Conns, res.Errors)
+				fmt.Fprintf(w, "%s on %s (conns %d): %d failed requests (%s)\n", res.Workload, res.Target, res.Conns, res.Errors, res.Note)
 			}
 		}
 	}

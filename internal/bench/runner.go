@@ -32,9 +32,9 @@ type Result struct {
 	Skipped bool `json:"skipped,omitempty"`
 }
 
-// op is one request of a workload on connection conn; it returns the units of work done and
-// whether the response was a success.
-type op func(ctx context.Context, conn int, seq int64) (units int64, ok bool)
+// op is one request of a workload on connection conn; it returns the units of work done, or why
+// the request failed (a transport error or an error code in the response).
+type op func(ctx context.Context, conn int, seq int64) (units int64, err error)
 
 // closedLoop runs conns workers, each calling fn back to back, until d has passed or maxReq
 // requests were sent in total (0 = no request bound). It returns a Result without names.
@@ -44,6 +44,7 @@ func closedLoop(ctx context.Context, conns int, d time.Duration, maxReq int64, f
 	type local struct {
 		lat          []time.Duration
 		units, fails int64
+		firstErr     error
 	}
 	locals := make([]local, conns)
 	var (
@@ -72,13 +73,16 @@ func closedLoop(ctx context.Context, conns int, d time.Duration, maxReq int64, f
 					return
 				}
 				t0 := time.Now()
-				u, good := fn(ctx, w, seq)
+				u, err := fn(ctx, w, seq)
 				el := time.Since(t0)
-				if ctx.Err() != nil && !good {
+				if ctx.Err() != nil && err != nil {
 					return // cut off by the deadline: not counted
 				}
-				if !good {
+				if err != nil {
 					l.fails++
+					if l.firstErr == nil {
+						l.firstErr = err
+					}
 					continue
 				}
 				l.lat = append(l.lat, el)
@@ -94,6 +98,9 @@ func closedLoop(ctx context.Context, conns int, d time.Duration, maxReq int64, f
 		all = append(all, l.lat...)
 		r.Units += l.units
 		r.Errors += l.fails
+		if l.firstErr != nil && r.Note == "" {
+			r.Note = "first error: " + l.firstErr.Error()
+		}
 	}
 	r.Requests = int64(len(all))
 	fillRates(&r, all)

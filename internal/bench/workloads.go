@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -46,14 +47,14 @@ func runSpec(ctx context.Context, o *Options, t Target, workload string, conns i
 }
 
 func apiVersionsOp(cs []*conn) op {
-	return func(ctx context.Context, w int, _ int64) (int64, bool) {
+	return func(ctx context.Context, w int, _ int64) (int64, error) {
 		req := kmsg.NewPtrApiVersionsRequest()
 		req.ClientSoftwareName, req.ClientSoftwareVersion = "muster-bench", "1.0"
 		r, err := cs[w].do(ctx, req)
 		if err != nil {
-			return 0, false
+			return 0, err
 		}
-		return 1, r.(*kmsg.ApiVersionsResponse).ErrorCode == 0
+		return 1, kerr.ErrorForCode(r.(*kmsg.ApiVersionsResponse).ErrorCode)
 	}
 }
 
@@ -61,7 +62,7 @@ func apiVersionsOp(cs []*conn) op {
 // (groups spread over the coordinator shards as independent consumers would), offsets grow
 // with seq.
 func commitOp(cs []*conn, prefix, topic string, perReq int) op {
-	return func(ctx context.Context, w int, seq int64) (int64, bool) {
+	return func(ctx context.Context, w int, seq int64) (int64, error) {
 		req := kmsg.NewPtrOffsetCommitRequest()
 		req.Group = prefix + "-" + strconv.Itoa(w)
 		req.Generation = -1
@@ -81,25 +82,16 @@ func commitOp(cs []*conn, prefix, topic string, perReq int) op {
 		req.Topics = append(req.Topics, rt)
 		r, err := cs[w].do(ctx, req)
 		if err != nil {
-			return 0, false
+			return 0, err
 		}
-		n := int64(0)
-		for _, t := range r.(*kmsg.OffsetCommitResponse).Topics {
-			for _, p := range t.Partitions {
-				if p.ErrorCode != 0 {
-					return 0, false
-				}
-				n++
-			}
-		}
-		return n, n == int64(perReq)
+		return commitResult(r.(*kmsg.OffsetCommitResponse), perReq)
 	}
 }
 
 // fetchAllOp fetches every committed offset of group; it succeeds when want partitions come
 // back without errors.
 func fetchAllOp(cs []*conn, group string, want int) op {
-	return func(ctx context.Context, w int, _ int64) (int64, bool) {
+	return func(ctx context.Context, w int, _ int64) (int64, error) {
 		req := kmsg.NewPtrOffsetFetchRequest()
 		req.Group = group // v0–v7
 		rg := kmsg.NewOffsetFetchRequestGroup()
@@ -107,28 +99,31 @@ func fetchAllOp(cs []*conn, group string, want int) op {
 		req.Groups = append(req.Groups, rg)
 		r, err := cs[w].do(ctx, req)
 		if err != nil {
-			return 0, false
+			return 0, err
 		}
 		resp := r.(*kmsg.OffsetFetchResponse)
 		n := int64(0)
 		if resp.Version >= 8 {
 			for _, g := range resp.Groups {
-				if g.ErrorCode != 0 {
-					return 0, false
+				if err := kerr.ErrorForCode(g.ErrorCode); err != nil {
+					return 0, err
 				}
 				for _, t := range g.Topics {
 					n += int64(len(t.Partitions))
 				}
 			}
 		} else {
-			if resp.ErrorCode != 0 {
-				return 0, false
+			if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+				return 0, err
 			}
 			for _, t := range resp.Topics {
 				n += int64(len(t.Partitions))
 			}
 		}
-		return n, n == int64(want)
+		if n != int64(want) {
+			return 0, fmt.Errorf("fetched %d partition offsets, want %d", n, want)
+		}
+		return n, nil
 	}
 }
 
@@ -153,17 +148,10 @@ func seedOffsets(ctx context.Context, addr, group, topic string, partitions int)
 		}
 		req.Topics = append(req.Topics, rt)
 		r, err := c.do(ctx, req)
-		ok := err == nil
-		if ok {
-			for _, t := range r.(*kmsg.OffsetCommitResponse).Topics {
-				for _, p := range t.Partitions {
-					if p.ErrorCode != 0 {
-						ok = false
-					}
-				}
-			}
+		if err == nil {
+			_, err = commitResult(r.(*kmsg.OffsetCommitResponse), end-start)
 		}
-		if !ok {
+		if err != nil {
 			if time.Now().After(deadline) {
 				return fmt.Errorf("seeding %d offsets of %s: %v", partitions, group, err)
 			}
@@ -173,4 +161,21 @@ func seedOffsets(ctx context.Context, addr, group, topic string, partitions int)
 		start = end
 	}
 	return nil
+}
+
+// commitResult counts the committed partitions of resp, or returns the first error code.
+func commitResult(resp *kmsg.OffsetCommitResponse, want int) (int64, error) {
+	n := int64(0)
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				return 0, fmt.Errorf("partition %s/%d: %w", t.Topic, p.Partition, err)
+			}
+			n++
+		}
+	}
+	if n != int64(want) {
+		return 0, fmt.Errorf("%d partitions in the response, want %d", n, want)
+	}
+	return n, nil
 }
