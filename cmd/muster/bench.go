@@ -23,6 +23,7 @@ func benchCommand() *cobra.Command {
 		out, musterBin, kfakeBin, dir, only string
 		musterAddr, kfakeAddr               string
 		noKfake, keep                       bool
+		overrides                           []string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -68,7 +69,7 @@ the ApiVersions round trip and the raw append+fsync rate of the data dir's files
 					}
 					bin = exe
 				}
-				p, err := bench.StartMuster(ctx, bin, filepath.Join(work, "muster-data"))
+				p, err := bench.StartMuster(ctx, bin, filepath.Join(work, "muster-data"), overrideArgs(overrides)...)
 				if err != nil {
 					return exitErr(1, err.Error())
 				}
@@ -137,6 +138,7 @@ the ApiVersions round trip and the raw append+fsync rate of the data dir's files
 	f.BoolVar(&noKfake, "no-kfake", false, "bench muster only")
 	f.StringVar(&dir, "dir", "", "work dir for the data dir, the fsync probe and binaries (default: a fresh temp dir)")
 	f.BoolVar(&keep, "keep", false, "keep the temp work dir")
+	f.StringArrayVar(&overrides, "override", nil, "broker config override key=value passed to muster serve (repeatable)")
 	return cmd
 }
 
@@ -150,6 +152,14 @@ func splitList(s string) []string {
 			}
 			start = i + 1
 		}
+	}
+	return out
+}
+
+func overrideArgs(kvs []string) []string {
+	var out []string
+	for _, kv := range kvs {
+		out = append(out, "--override", kv)
 	}
 	return out
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -99,6 +101,8 @@ type Machine struct {
 	GoVersion string `json:"go_version"`
 	OS        string `json:"os"`
 	Arch      string `json:"arch"`
+	// LoadAvg is /proc/loadavg at the start of the run (other work on the machine skews results).
+	LoadAvg string `json:"loadavg,omitempty"`
 }
 
 // Report is a whole run: every measured case and the derived comparisons.
@@ -119,7 +123,7 @@ func Run(ctx context.Context, o Options, targets []Target, now time.Time) (*Repo
 		return nil, err
 	}
 	rep := &Report{Date: now.UTC().Format(time.RFC3339), Options: o,
-		Machine: Machine{NumCPU: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}}
+		Machine: Machine{NumCPU: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, LoadAvg: loadAvg()}}
 	want := func(w string) bool { return slices.Contains(o.Workloads, w) }
 	add := func(r Result) {
 		rep.Results = append(rep.Results, r)
@@ -250,3 +254,11 @@ func brief(r Result) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}

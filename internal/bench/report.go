@@ -95,8 +95,8 @@ func compare(rs []Result) []Comparison {
 
 // WriteTable prints the summary table, the fsync reference and the notes.
 func (r *Report) WriteTable(w io.Writer) {
-	fmt.Fprintf(w, "muster bench  %s  %d CPUs  %s %s/%s  %v per case\n\n", r.Date, r.Machine.NumCPU,
-		r.Machine.GoVersion, r.Machine.OS, r.Machine.Arch, r.Options.Duration)
+	fmt.Fprintf(w, "muster bench  %s  %d CPUs  %s %s/%s  %v per case  loadavg %s\n\n", r.Date, r.Machine.NumCPU,
+		r.Machine.GoVersion, r.Machine.OS, r.Machine.Arch, r.Options.Duration, r.Machine.LoadAvg)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "workload\tconns\tmetric\tmuster\tp50 ms\tp99 ms\tkfake\tp50 ms\tp99 ms\tmuster/kfake (kfake: in memory, no fsync)\tmuster/ApiVersions\tmuster/fsync\t")
 	for _, c := range r.Comparisons {
