@@ -138,6 +138,10 @@ func Run(ctx context.Context, o Options, targets []Target, now time.Time) (*Repo
 		}
 	}
 	run := strconv.FormatInt(now.UnixNano(), 36)
+	// The disk's limit first, while nothing else of ours touches it.
+	if want(WFsync) && o.FsyncDir != "" {
+		add(rawFsync(ctx, o.FsyncDir, o.Duration, o.MaxRequests, 4096))
+	}
 	// kfake checks that committed topics exist (Kafka does too from v10 on): create them everywhere.
 	if want(WCommit1) || want(WCommitN) || want(WFetchAll) {
 		for _, t := range targets {
@@ -231,9 +235,6 @@ func Run(ctx context.Context, o Options, targets []Target, now time.Time) (*Repo
 			})
 		}
 		rep.Notes = append(rep.Notes, "KIP-848 join storms are not measured yet (only heartbeat saturation).")
-	}
-	if want(WFsync) && o.FsyncDir != "" {
-		add(rawFsync(ctx, o.FsyncDir, o.Duration, o.MaxRequests, 4096))
 	}
 	rep.Comparisons = compare(rep.Results)
 	rep.Notes = append(rep.Notes,
