@@ -42,3 +42,18 @@ func BenchmarkMusterCommitInProcess(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMusterProduceInProcess runs the produce workload against an in-process muster (CPU
+// profile of the produce path): one op is one record of 1 KiB.
+func BenchmarkMusterProduceInProcess(b *testing.B) {
+	m := testutil.Start(b)
+	o := Options{Duration: time.Hour, WarmTimeout: 30 * time.Second, RecordBytes: 1024, ProduceBytes: int64(b.N) * 1024}
+	o.fill()
+	b.ResetTimer()
+	pr, _ := produceConsume(context.Background(), &o, Target{Name: "muster", Addr: m.Addr()}, "inproc-produce")
+	b.StopTimer()
+	if pr.Skipped || pr.Errors > 0 {
+		b.Fatalf("%+v", pr)
+	}
+	b.ReportMetric(pr.UnitsPerSec/1e6, "MB/s")
+}
