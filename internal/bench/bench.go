@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -212,29 +213,43 @@ func Run(ctx context.Context, o Options, targets []Target, now time.Time) (*Repo
 			}
 		}
 	}
-	if want(WHeartbeat) {
-		for _, n := range o.Conns {
-			each(func(t Target) Result {
-				keys, err := apiKeys(ctx, t.Addr)
-				if err != nil {
-					return Result{Workload: WHeartbeat, Target: t.Name, Conns: n, Skipped: true, Note: err.Error()}
-				}
-				if _, ok := keys[68]; !ok {
-					return Result{Workload: WHeartbeat, Target: t.Name, Conns: n, Skipped: true,
-						Note: "ConsumerGroupHeartbeat (key 68) not in this server's ApiVersions: skipped"}
-				}
-				group := "bench-cgh-" + run + "-" + strconv.Itoa(n)
-				if err := createTopic(ctx, t.Addr, "bench-cgh", 64); err != nil {
-					return Result{Workload: WHeartbeat, Target: t.Name, Conns: n, Skipped: true, Note: err.Error()}
-				}
-				r := runSpec(ctx, &o, t, WHeartbeat, n, "heartbeats", func(cs []*conn) op {
-					return heartbeatOp(cs, group, "bench-cgh")
-				})
-				r.Note = "n members of one group heartbeating back to back (no interval); errors = fenced/rejoined"
-				return r
-			})
+	if want(WHeartbeat) || want(WJoinStorm) {
+		for _, t := range targets {
+			if err := createTopic(ctx, t.Addr, "bench-cgh", 64); err != nil {
+				return nil, fmt.Errorf("%s: %w", t.Name, err)
+			}
 		}
-		rep.Notes = append(rep.Notes, "KIP-848 join storms are not measured yet (only heartbeat saturation).")
+		served := map[string]error{}
+		for _, t := range targets {
+			keys, err := apiKeys(ctx, t.Addr)
+			if err == nil {
+				if _, ok := keys[68]; !ok {
+					err = errors.New("ConsumerGroupHeartbeat (key 68) not in this server's ApiVersions: skipped")
+				}
+			}
+			served[t.Name] = err
+		}
+		for _, w := range []string{WHeartbeat, WJoinStorm} {
+			if !want(w) {
+				continue
+			}
+			for _, n := range o.Conns {
+				each(func(t Target) Result {
+					if err := served[t.Name]; err != nil {
+						return Result{Workload: w, Target: t.Name, Conns: n, Skipped: true, Note: err.Error()}
+					}
+					group := "bench-" + w + "-" + run + "-" + strconv.Itoa(n)
+					if w == WJoinStorm {
+						return joinStorm(ctx, &o, t, group, "bench-cgh", 64, n)
+					}
+					r := runSpec(ctx, &o, t, WHeartbeat, n, "heartbeats", func(cs []*conn) op {
+						return heartbeatOp(cs, group, "bench-cgh")
+					})
+					r.Note = "n members of one group heartbeating back to back (no interval); errors = fenced/rejoined"
+					return r
+				})
+			}
+		}
 	}
 	rep.Comparisons = compare(rep.Results)
 	rep.Notes = append(rep.Notes,

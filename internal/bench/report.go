@@ -63,6 +63,8 @@ func compare(rs []Result) []Comparison {
 				return r.UnitsPerSec
 			case WProduce, WConsume:
 				return r.UnitsPerSec / 1e6
+			case WJoinStorm:
+				return r.Seconds * 1000
 			}
 			return r.ReqPerSec
 		}
@@ -71,6 +73,8 @@ func compare(rs []Result) []Comparison {
 			c.Metric = "partition offsets/s"
 		case WProduce, WConsume:
 			c.Metric = "MB/s"
+		case WJoinStorm:
+			c.Metric = "ms to converge"
 		}
 		if mok && !m.Skipped {
 			c.Muster, c.MusterP50, c.MusterP99 = rate(m), m.P50ms, m.P99ms
@@ -80,9 +84,12 @@ func compare(rs []Result) []Comparison {
 		}
 		if c.Muster > 0 && c.Kfake > 0 {
 			c.VsKfake = c.Muster / c.Kfake
+			if k.w == WJoinStorm { // a time: higher is worse, report speed
+				c.VsKfake = c.Kfake / c.Muster
+			}
 		}
 		if av, ok := byKey[key{WApiVersions, k.n}]["muster"]; ok && !av.Skipped && av.ReqPerSec > 0 && mok && !m.Skipped &&
-			k.w != WProduce && k.w != WConsume {
+			k.w != WProduce && k.w != WConsume && k.w != WJoinStorm {
 			c.VsAPIVersions = m.ReqPerSec / av.ReqPerSec
 		}
 		if fsync > 0 && mok && !m.Skipped && (k.w == WCommit1 || k.w == WCommitN) {

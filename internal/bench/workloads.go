@@ -12,18 +12,19 @@ import (
 
 // Workload names, in the order they run.
 const (
-	WApiVersions = "apiversions"  // ApiVersions round trip: the per-request machine limit
-	WCommit1     = "commit-1"     // durable OffsetCommit, 1 partition per request
-	WCommitN     = "commit-batch" // OffsetCommit, Options.CommitBatch partitions per request
-	WFetchAll    = "fetch-all"    // OffsetFetch of all offsets of a group with Options.FetchPartitions
-	WProduce     = "produce"      // produce MB/s
-	WConsume     = "consume"      // consume MB/s (reads what produce wrote)
-	WHeartbeat   = "cg-heartbeat" // KIP-848 ConsumerGroupHeartbeat saturation
-	WFsync       = "fsync"        // raw write+fsync rate of the data dir's filesystem
+	WApiVersions = "apiversions"   // ApiVersions round trip: the per-request machine limit
+	WCommit1     = "commit-1"      // durable OffsetCommit, 1 partition per request
+	WCommitN     = "commit-batch"  // OffsetCommit, Options.CommitBatch partitions per request
+	WFetchAll    = "fetch-all"     // OffsetFetch of all offsets of a group with Options.FetchPartitions
+	WProduce     = "produce"       // produce MB/s
+	WConsume     = "consume"       // consume MB/s (reads what produce wrote)
+	WHeartbeat   = "cg-heartbeat"  // KIP-848 ConsumerGroupHeartbeat saturation
+	WJoinStorm   = "cg-join-storm" // KIP-848: n members join one group at once, time to converge
+	WFsync       = "fsync"         // raw write+fsync rate of the data dir's filesystem
 )
 
 // AllWorkloads lists every workload in run order.
-var AllWorkloads = []string{WApiVersions, WCommit1, WCommitN, WFetchAll, WProduce, WConsume, WHeartbeat, WFsync}
+var AllWorkloads = []string{WApiVersions, WCommit1, WCommitN, WFetchAll, WProduce, WConsume, WHeartbeat, WJoinStorm, WFsync}
 
 // runSpec measures one closed-loop workload on one target: it opens conns connections, warms
 // each up with one successful request, then runs the timed loop.
