@@ -143,6 +143,11 @@ func Run(ctx context.Context, o Options, targets []Target, now time.Time) (*Repo
 	if want(WFsync) && o.FsyncDir != "" {
 		add(rawFsync(ctx, o.FsyncDir, o.Duration, o.MaxRequests, 4096))
 	}
+	if want(WPebble) && o.FsyncDir != "" {
+		for _, n := range o.Conns {
+			add(pebbleSync(ctx, &o, o.FsyncDir, n))
+		}
+	}
 	// kfake checks that committed topics exist (Kafka does too from v10 on): create them everywhere.
 	if want(WCommit1) || want(WCommitN) || want(WFetchAll) {
 		for _, t := range targets {

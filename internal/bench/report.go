@@ -27,6 +27,9 @@ type Comparison struct {
 	// VsFsync is muster's durable requests/s over the raw 1-thread fsync rate (commit workloads):
 	// above 1 means group commit shares fsyncs between requests.
 	VsFsync float64 `json:"muster_vs_fsync,omitempty"`
+	// VsPebble is muster's requests/s over concurrent 1-record Pebble Sync commits at the same
+	// concurrency (commit-1 only): the share of the store's durable-commit limit reached.
+	VsPebble float64 `json:"muster_vs_pebble_sync,omitempty"`
 }
 
 // compare derives the summary rows from the measured results.
@@ -38,10 +41,17 @@ func compare(rs []Result) []Comparison {
 	byKey := map[key]map[string]Result{}
 	var order []key
 	var fsync float64
+	pebbleAt := map[int]float64{}
 	for _, r := range rs {
 		if r.Workload == WFsync {
 			if !r.Skipped {
 				fsync = r.ReqPerSec
+			}
+			continue
+		}
+		if r.Workload == WPebble {
+			if !r.Skipped {
+				pebbleAt[r.Conns] = r.ReqPerSec
 			}
 			continue
 		}
@@ -95,6 +105,9 @@ func compare(rs []Result) []Comparison {
 		if fsync > 0 && mok && !m.Skipped && (k.w == WCommit1 || k.w == WCommitN) {
 			c.VsFsync = m.ReqPerSec / fsync
 		}
+		if p := pebbleAt[k.n]; p > 0 && mok && !m.Skipped && k.w == WCommit1 {
+			c.VsPebble = m.ReqPerSec / p
+		}
 		out = append(out, c)
 	}
 	return out
@@ -105,16 +118,20 @@ func (r *Report) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "muster bench  %s  %d CPUs  %s %s/%s  %v per case  loadavg %s\n\n", r.Date, r.Machine.NumCPU,
 		r.Machine.GoVersion, r.Machine.OS, r.Machine.Arch, r.Options.Duration, r.Machine.LoadAvg)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\tconns\tmetric\tmuster\tp50 ms\tp99 ms\tkfake\tp50 ms\tp99 ms\tmuster/kfake (kfake: in memory, no fsync)\tmuster/ApiVersions\tmuster/fsync\t")
+	fmt.Fprintln(tw, "workload\tconns\tmetric\tmuster\tp50 ms\tp99 ms\tkfake\tp50 ms\tp99 ms\tmuster/kfake (kfake: in memory, no fsync)\tmuster/ApiVersions\tmuster/fsync\tmuster/pebble-sync\t")
 	for _, c := range r.Comparisons {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Workload, c.Conns, c.Metric,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Workload, c.Conns, c.Metric,
 			num(c.Muster), lat(c.MusterP50), lat(c.MusterP99), num(c.Kfake), lat(c.KfakeP50), lat(c.KfakeP99),
-			ratio(c.VsKfake), ratio(c.VsAPIVersions), ratio(c.VsFsync))
+			ratio(c.VsKfake), ratio(c.VsAPIVersions), ratio(c.VsFsync), ratio(c.VsPebble))
 	}
 	tw.Flush()
+	fmt.Fprintln(w)
 	for _, res := range r.Results {
 		if res.Workload == WFsync && !res.Skipped {
-			fmt.Fprintf(w, "\nraw fsync: %.0f fsyncs/s, p50 %.3f ms, p99 %.3f ms (%s)\n", res.ReqPerSec, res.P50ms, res.P99ms, res.Note)
+			fmt.Fprintf(w, "raw fsync: %.0f fsyncs/s, p50 %.3f ms, p99 %.3f ms (%s)\n", res.ReqPerSec, res.P50ms, res.P99ms, res.Note)
+		}
+		if res.Workload == WPebble && !res.Skipped {
+			fmt.Fprintf(w, "pebble Sync commits, %d committers: %.0f commits/s, p50 %.3f ms, p99 %.3f ms\n", res.Conns, res.ReqPerSec, res.P50ms, res.P99ms)
 		}
 	}
 	var skipped []Result
