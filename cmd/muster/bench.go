@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/muster-io/muster/internal/bench"
+)
+
+func init() { extraCommands = append(extraCommands, benchCommand) }
+
+func benchCommand() *cobra.Command {
+	d := bench.DefaultOptions()
+	var (
+		o                                   = d
+		out, musterBin, kfakeBin, dir, only string
+		musterAddr, kfakeAddr               string
+		noKfake, keep                       bool
+		overrides                           []string
+	)
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Benchmark muster against kfake (in-memory fake Kafka) with the same raw requests",
+		Long: `Start a real "muster serve" (durable: every acknowledged commit is fsynced) on a fresh data dir
+and a kfake broker (franz-go's in-memory fake Kafka, cmd/kfake-serve, its own process) on
+loopback, drive both with the same closed-loop raw Kafka requests and print a table (and JSON
+with --out). Workloads: ` + fmt.Sprint(bench.AllWorkloads) + `.
+Every case is bounded by --duration and --max-requests. kfake keeps state in memory and never
+fsyncs, so ratios to kfake compare a durable broker with an in-memory one; the machine limit is
+the ApiVersions round trip and the raw append+fsync rate of the data dir's filesystem.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if only != "" {
+				o.Workloads = splitList(only)
+			}
+			if err := o.Validate(); err != nil {
+				return exitErr(2, err.Error())
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			work := dir
+			if work == "" {
+				var err error
+				if work, err = os.MkdirTemp("", "muster-bench-"); err != nil {
+					return exitErr(1, err.Error())
+				}
+				if !keep {
+					defer os.RemoveAll(work)
+				}
+			}
+			o.Log = os.Stderr
+			o.FsyncDir = work
+			var targets []bench.Target
+			if musterAddr != "" {
+				targets = append(targets, bench.Target{Name: "muster", Addr: musterAddr})
+			} else {
+				bin := musterBin
+				if bin == "" {
+					exe, err := os.Executable()
+					if err != nil {
+						return exitErr(1, err.Error())
+					}
+					bin = exe
+				}
+				p, err := bench.StartMuster(ctx, bin, filepath.Join(work, "muster-data"), overrideArgs(overrides)...)
+				if err != nil {
+					return exitErr(1, err.Error())
+				}
+				defer p.Stop()
+				fmt.Fprintf(os.Stderr, "muster serve pid %d on %s (data dir %s)\n", p.Pid(), p.Addr, filepath.Join(work, "muster-data"))
+				targets = append(targets, p.Target)
+			}
+			if !noKfake {
+				if kfakeAddr != "" {
+					targets = append(targets, bench.Target{Name: "kfake", Addr: kfakeAddr})
+				} else {
+					bin := kfakeBin
+					if bin == "" {
+						var err error
+						if bin, err = bench.BuildKfake(ctx, work); err != nil {
+							return exitErr(1, err.Error())
+						}
+					}
+					p, err := bench.StartKfake(ctx, bin)
+					if err != nil {
+						return exitErr(1, err.Error())
+					}
+					defer p.Stop()
+					fmt.Fprintf(os.Stderr, "kfake pid %d on %s\n", p.Pid(), p.Addr)
+					targets = append(targets, p.Target)
+				}
+			}
+			rep, err := bench.Run(ctx, o, targets, time.Now())
+			if rep != nil {
+				rep.WriteTable(os.Stdout)
+				if out != "" {
+					f, ferr := os.Create(out)
+					if ferr != nil {
+						return exitErr(1, ferr.Error())
+					}
+					if werr := rep.WriteJSON(f); werr != nil {
+						f.Close()
+						return exitErr(1, werr.Error())
+					}
+					if cerr := f.Close(); cerr != nil {
+						return exitErr(1, cerr.Error())
+					}
+				}
+			}
+			if err != nil {
+				return exitErr(1, err.Error())
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.DurationVar(&o.Duration, "duration", d.Duration, "timed length of each case")
+	f.Int64Var(&o.MaxRequests, "max-requests", d.MaxRequests, "request bound of each case (0 = none)")
+	f.IntSliceVar(&o.Conns, "conns", d.Conns, "connection counts of the request workloads")
+	f.IntSliceVar(&o.FetchConns, "fetch-conns", d.FetchConns, "connection counts of fetch-all")
+	f.IntVar(&o.CommitBatch, "commit-batch", d.CommitBatch, "partitions per request of commit-batch")
+	f.IntVar(&o.FetchPartitions, "fetch-partitions", d.FetchPartitions, "committed partitions of the group fetch-all reads")
+	f.IntVar(&o.RecordBytes, "record-bytes", d.RecordBytes, "record value size of produce")
+	f.Int64Var(&o.ProduceBytes, "produce-bytes", d.ProduceBytes, "bound on bytes produced (0 = none)")
+	f.StringVar(&only, "workloads", "", "comma-separated workloads to run (default all)")
+	f.StringVar(&out, "out", "", "write the JSON report to this file")
+	f.StringVar(&musterBin, "muster-bin", "", "muster binary to run as the server (default: this executable)")
+	f.StringVar(&kfakeBin, "kfake-bin", "", "kfake-serve binary (default: go build ./cmd/kfake-serve; needs the source tree)")
+	f.StringVar(&musterAddr, "muster-addr", "", "bench an already running muster at host:port instead of starting one")
+	f.StringVar(&kfakeAddr, "kfake-addr", "", "bench an already running kfake at host:port instead of starting one")
+	f.BoolVar(&noKfake, "no-kfake", false, "bench muster only")
+	f.StringVar(&dir, "dir", "", "work dir for the data dir, the fsync probe and binaries (default: a fresh temp dir)")
+	f.BoolVar(&keep, "keep", false, "keep the temp work dir")
+	f.StringArrayVar(&overrides, "override", nil, "broker config override key=value passed to muster serve (repeatable)")
+	return cmd
+}
+
+func splitList(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == ',' {
+			if i > start {
+				out = append(out, s[start:i])
+			}
+			start = i + 1
+		}
+	}
+	return out
+}
+
+func overrideArgs(kvs []string) []string {
+	var out []string
+	for _, kv := range kvs {
+		out = append(out, "--override", kv)
+	}
+	return out
+}

@@ -1,0 +1,285 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Options bound and shape a run. Zero values take the defaults of DefaultOptions.
+type Options struct {
+	// Duration is the timed length of each case (one workload, one target, one connection count).
+	Duration time.Duration `json:"duration_ns"`
+	// MaxRequests bounds the requests of each case (0 = no bound).
+	MaxRequests int64 `json:"max_requests"`
+	// WarmTimeout bounds the warm-up of each case (connections, shard loads).
+	WarmTimeout time.Duration `json:"warm_timeout_ns"`
+	// Conns are the connection counts of the request workloads.
+	Conns []int `json:"connections"`
+	// FetchConns are the connection counts of fetch-all.
+	FetchConns []int `json:"fetch_connections"`
+	// CommitBatch is the partitions per request of commit-batch.
+	CommitBatch int `json:"commit_batch"`
+	// FetchPartitions is the committed partitions of the group fetch-all reads.
+	FetchPartitions int `json:"fetch_partitions"`
+	// RecordBytes is the value size of produced records; ProduceBytes bounds produce (0 = none).
+	RecordBytes  int   `json:"record_bytes"`
+	ProduceBytes int64 `json:"produce_bytes"`
+	// FsyncDir is where the raw fsync rate is measured (the muster data dir's filesystem).
+	FsyncDir string `json:"fsync_dir"`
+	// Workloads to run (names from AllWorkloads); empty = all.
+	Workloads []string `json:"workloads"`
+	// Log receives progress lines (nil = none).
+	Log io.Writer `json:"-"`
+}
+
+// DefaultOptions are the values `muster bench` uses when a flag is not given.
+func DefaultOptions() Options {
+	return Options{Duration: 5 * time.Second, MaxRequests: 2_000_000, WarmTimeout: 30 * time.Second,
+		Conns: []int{1, 8, 64}, FetchConns: []int{1, 8}, CommitBatch: 50, FetchPartitions: 1000,
+		RecordBytes: 1024, ProduceBytes: 512 << 20, Workloads: AllWorkloads}
+}
+
+func (o *Options) fill() {
+	d := DefaultOptions()
+	if o.Duration <= 0 {
+		o.Duration = d.Duration
+	}
+	if o.WarmTimeout <= 0 {
+		o.WarmTimeout = d.WarmTimeout
+	}
+	if len(o.Conns) == 0 {
+		o.Conns = d.Conns
+	}
+	if len(o.FetchConns) == 0 {
+		o.FetchConns = d.FetchConns
+	}
+	if o.CommitBatch <= 0 {
+		o.CommitBatch = d.CommitBatch
+	}
+	if o.FetchPartitions <= 0 {
+		o.FetchPartitions = d.FetchPartitions
+	}
+	if o.RecordBytes <= 0 {
+		o.RecordBytes = d.RecordBytes
+	}
+	if len(o.Workloads) == 0 {
+		o.Workloads = d.Workloads
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+}
+
+// Validate reports unknown workload names and bad bounds.
+func (o *Options) Validate() error {
+	for _, w := range o.Workloads {
+		if !slices.Contains(AllWorkloads, w) {
+			return fmt.Errorf("unknown workload %q (known: %v)", w, AllWorkloads)
+		}
+	}
+	for _, c := range append(slices.Clone(o.Conns), o.FetchConns...) {
+		if c < 1 || c > 4096 {
+			return fmt.Errorf("connection count %d out of range [1,4096]", c)
+		}
+	}
+	if o.MaxRequests < 0 || o.Duration < 0 || o.ProduceBytes < 0 {
+		return fmt.Errorf("negative bound")
+	}
+	return nil
+}
+
+// Machine describes where a run happened.
+type Machine struct {
+	NumCPU    int    `json:"num_cpu"`
+	GoVersion string `json:"go_version"`
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
+	// LoadAvg is /proc/loadavg at the start of the run (other work on the machine skews results).
+	LoadAvg string `json:"loadavg,omitempty"`
+}
+
+// Report is a whole run: every measured case and the derived comparisons.
+type Report struct {
+	Date        string       `json:"date"`
+	Machine     Machine      `json:"machine"`
+	Options     Options      `json:"options"`
+	Results     []Result     `json:"results"`
+	Comparisons []Comparison `json:"comparisons"`
+	Notes       []string     `json:"notes"`
+}
+
+// Run measures every selected workload on every target (interleaved case by case, so drift hits
+// both alike) and the raw fsync rate of o.FsyncDir. now is the report's timestamp.
+func Run(ctx context.Context, o Options, targets []Target, now time.Time) (*Report, error) {
+	o.fill()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	rep := &Report{Date: now.UTC().Format(time.RFC3339), Options: o,
+		Machine: Machine{NumCPU: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, LoadAvg: loadAvg()}}
+	want := func(w string) bool { return slices.Contains(o.Workloads, w) }
+	add := func(r Result) {
+		rep.Results = append(rep.Results, r)
+		fmt.Fprintf(o.Log, "  %-13s %-7s conns=%-3d %s\n", r.Workload, r.Target, r.Conns, brief(r))
+	}
+	each := func(fn func(t Target) Result) {
+		for _, t := range targets {
+			if ctx.Err() != nil {
+				return
+			}
+			add(fn(t))
+		}
+	}
+	run := strconv.FormatInt(now.UnixNano(), 36)
+	// The disk's limit first, while nothing else of ours touches it.
+	if want(WFsync) && o.FsyncDir != "" {
+		add(rawFsync(ctx, o.FsyncDir, o.Duration, o.MaxRequests, 4096))
+	}
+	if want(WPebble) && o.FsyncDir != "" {
+		for _, n := range o.Conns {
+			add(pebbleSync(ctx, &o, o.FsyncDir, n))
+		}
+	}
+	// kfake checks that committed topics exist (Kafka does too from v10 on): create them everywhere.
+	if want(WCommit1) || want(WCommitN) || want(WFetchAll) {
+		for _, t := range targets {
+			for topic, n := range map[string]int32{"bench-commit": int32(max(64, o.CommitBatch)), "bench-fetch": int32(o.FetchPartitions)} {
+				if err := createTopic(ctx, t.Addr, topic, n); err != nil {
+					return nil, fmt.Errorf("%s: %w", t.Name, err)
+				}
+			}
+		}
+	}
+	if want(WApiVersions) {
+		refConns := slices.Clone(o.Conns)
+		if want(WFetchAll) {
+			refConns = append(refConns, o.FetchConns...)
+		}
+		slices.Sort(refConns)
+		for _, n := range slices.Compact(refConns) {
+			each(func(t Target) Result {
+				return runSpec(ctx, &o, t, WApiVersions, n, "", apiVersionsOp)
+			})
+		}
+	}
+	if want(WCommit1) {
+		for _, n := range o.Conns {
+			each(func(t Target) Result {
+				prefix := "bench-c1-" + run + "-" + strconv.Itoa(n)
+				return runSpec(ctx, &o, t, WCommit1, n, "partition offsets", func(cs []*conn) op {
+					return commitOp(cs, prefix, "bench-commit", 1)
+				})
+			})
+		}
+	}
+	if want(WCommitN) {
+		for _, n := range o.Conns {
+			each(func(t Target) Result {
+				prefix := "bench-cn-" + run + "-" + strconv.Itoa(n)
+				return runSpec(ctx, &o, t, WCommitN, n, "partition offsets", func(cs []*conn) op {
+					return commitOp(cs, prefix, "bench-commit", o.CommitBatch)
+				})
+			})
+		}
+	}
+	if want(WFetchAll) {
+		group := "bench-fetch-" + run
+		seeded := map[string]error{}
+		for _, t := range targets {
+			seeded[t.Name] = seedOffsets(ctx, t.Addr, group, "bench-fetch", o.FetchPartitions)
+		}
+		for _, n := range o.FetchConns {
+			each(func(t Target) Result {
+				if err := seeded[t.Name]; err != nil {
+					return Result{Workload: WFetchAll, Target: t.Name, Conns: n, Skipped: true, Note: err.Error()}
+				}
+				return runSpec(ctx, &o, t, WFetchAll, n, "partition offsets", func(cs []*conn) op {
+					return fetchAllOp(cs, group, o.FetchPartitions)
+				})
+			})
+		}
+	}
+	if want(WProduce) || want(WConsume) {
+		for _, t := range targets {
+			pr, cr := produceConsume(ctx, &o, t, "bench-pc-"+run)
+			if want(WProduce) {
+				add(pr)
+			}
+			if want(WConsume) {
+				add(cr)
+			}
+		}
+	}
+	if want(WHeartbeat) || want(WJoinStorm) {
+		for _, t := range targets {
+			if err := createTopic(ctx, t.Addr, "bench-cgh", 64); err != nil {
+				return nil, fmt.Errorf("%s: %w", t.Name, err)
+			}
+		}
+		served := map[string]error{}
+		for _, t := range targets {
+			keys, err := apiKeys(ctx, t.Addr)
+			if err == nil {
+				if _, ok := keys[68]; !ok {
+					err = errors.New("ConsumerGroupHeartbeat (key 68) not in this server's ApiVersions: skipped")
+				}
+			}
+			served[t.Name] = err
+		}
+		for _, w := range []string{WHeartbeat, WJoinStorm} {
+			if !want(w) {
+				continue
+			}
+			for _, n := range o.Conns {
+				each(func(t Target) Result {
+					if err := served[t.Name]; err != nil {
+						return Result{Workload: w, Target: t.Name, Conns: n, Skipped: true, Note: err.Error()}
+					}
+					group := "bench-" + w + "-" + run + "-" + strconv.Itoa(n)
+					if w == WJoinStorm {
+						return joinStorm(ctx, &o, t, group, "bench-cgh", 64, n)
+					}
+					r := runSpec(ctx, &o, t, WHeartbeat, n, "heartbeats", func(cs []*conn) op {
+						return heartbeatOp(cs, group, "bench-cgh")
+					})
+					r.Note = "n members of one group heartbeating back to back (no interval); errors = fenced/rejoined"
+					return r
+				})
+			}
+		}
+	}
+	rep.Comparisons = compare(rep.Results)
+	rep.Notes = append(rep.Notes,
+		"kfake keeps all state in memory and never fsyncs; muster acknowledges commits only after fsync. Ratios to kfake compare a durable broker with an in-memory one.",
+		"Machine limit: ApiVersions round trips on the same server and connection count (no coordinator, no disk), and the raw append+fsync rate of the data dir's filesystem.")
+	return rep, ctx.Err()
+}
+
+func brief(r Result) string {
+	if r.Skipped {
+		return "skipped: " + r.Note
+	}
+	s := fmt.Sprintf("%.0f req/s p50=%.3fms p99=%.3fms errors=%d", r.ReqPerSec, r.P50ms, r.P99ms, r.Errors)
+	if r.UnitName != "" {
+		s += fmt.Sprintf(" %.0f %s/s", r.UnitsPerSec, r.UnitName)
+	}
+	return s
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}

@@ -1,0 +1,14 @@
+// Package bench is muster's benchmark suite (`muster bench`): it drives a muster broker and a
+// kfake broker (franz-go's in-memory fake Kafka, run as its own process) with the same raw Kafka
+// requests over loopback and reports throughput and latency side by side, with ratios to kfake
+// and to the machine's limits (ApiVersions round trip, raw write+fsync rate of the data dir's
+// filesystem).
+//
+// Every workload is closed-loop: each connection (one franz-go client, one TCP connection to the
+// broker) sends one request, waits for the response and sends the next, until the duration or
+// the request budget is used up. Latency is measured per request on the client.
+//
+// kfake keeps all state in memory and never fsyncs; muster acknowledges a commit only after its
+// record is durable (fsync). Ratios to kfake therefore compare a durable broker with an
+// in-memory one.
+package bench

@@ -1,0 +1,189 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// Comparison is one row of the summary: a workload at a connection count on muster and kfake.
+type Comparison struct {
+	Workload string `json:"workload"`
+	Conns    int    `json:"connections"`
+	// Metric names the rate compared: "requests/s", "partition offsets/s" or "MB/s".
+	Metric    string  `json:"metric"`
+	Muster    float64 `json:"muster"`
+	MusterP50 float64 `json:"muster_p50_ms"`
+	MusterP99 float64 `json:"muster_p99_ms"`
+	Kfake     float64 `json:"kfake"`
+	KfakeP50  float64 `json:"kfake_p50_ms"`
+	KfakeP99  float64 `json:"kfake_p99_ms"`
+	// VsKfake is Muster/Kfake (0 when either is missing). kfake is in memory and never fsyncs.
+	VsKfake float64 `json:"muster_vs_kfake"`
+	// VsAPIVersions is muster's requests/s over its ApiVersions requests/s at the same
+	// connection count: the share of the per-request machine limit reached.
+	VsAPIVersions float64 `json:"muster_vs_apiversions"`
+	// VsFsync is muster's durable requests/s over the raw 1-thread fsync rate (commit workloads):
+	// above 1 means group commit shares fsyncs between requests.
+	VsFsync float64 `json:"muster_vs_fsync,omitempty"`
+	// VsPebble is muster's requests/s over concurrent 1-record Pebble Sync commits at the same
+	// concurrency (commit-1 only): the share of the store's durable-commit limit reached.
+	VsPebble float64 `json:"muster_vs_pebble_sync,omitempty"`
+}
+
+// compare derives the summary rows from the measured results.
+func compare(rs []Result) []Comparison {
+	type key struct {
+		w string
+		n int
+	}
+	byKey := map[key]map[string]Result{}
+	var order []key
+	var fsync float64
+	pebbleAt := map[int]float64{}
+	for _, r := range rs {
+		if r.Workload == WFsync {
+			if !r.Skipped {
+				fsync = r.ReqPerSec
+			}
+			continue
+		}
+		if r.Workload == WPebble {
+			if !r.Skipped {
+				pebbleAt[r.Conns] = r.ReqPerSec
+			}
+			continue
+		}
+		k := key{r.Workload, r.Conns}
+		if byKey[k] == nil {
+			byKey[k] = map[string]Result{}
+			order = append(order, k)
+		}
+		byKey[k][r.Target] = r
+	}
+	var out []Comparison
+	for _, k := range order {
+		m, mok := byKey[k]["muster"]
+		f, fok := byKey[k]["kfake"]
+		c := Comparison{Workload: k.w, Conns: k.n, Metric: "requests/s"}
+		rate := func(r Result) float64 {
+			switch k.w {
+			case WCommitN, WFetchAll:
+				return r.UnitsPerSec
+			case WProduce, WConsume:
+				return r.UnitsPerSec / 1e6
+			case WJoinStorm:
+				return r.Seconds * 1000
+			}
+			return r.ReqPerSec
+		}
+		switch k.w {
+		case WCommitN, WFetchAll:
+			c.Metric = "partition offsets/s"
+		case WProduce, WConsume:
+			c.Metric = "MB/s"
+		case WJoinStorm:
+			c.Metric = "ms to converge"
+		}
+		if mok && !m.Skipped {
+			c.Muster, c.MusterP50, c.MusterP99 = rate(m), m.P50ms, m.P99ms
+		}
+		if fok && !f.Skipped {
+			c.Kfake, c.KfakeP50, c.KfakeP99 = rate(f), f.P50ms, f.P99ms
+		}
+		if c.Muster > 0 && c.Kfake > 0 {
+			c.VsKfake = c.Muster / c.Kfake
+			if k.w == WJoinStorm { // a time: higher is worse, report speed
+				c.VsKfake = c.Kfake / c.Muster
+			}
+		}
+		if av, ok := byKey[key{WApiVersions, k.n}]["muster"]; ok && !av.Skipped && av.ReqPerSec > 0 && mok && !m.Skipped &&
+			k.w != WProduce && k.w != WConsume && k.w != WJoinStorm {
+			c.VsAPIVersions = m.ReqPerSec / av.ReqPerSec
+		}
+		if fsync > 0 && mok && !m.Skipped && (k.w == WCommit1 || k.w == WCommitN) {
+			c.VsFsync = m.ReqPerSec / fsync
+		}
+		if p := pebbleAt[k.n]; p > 0 && mok && !m.Skipped && k.w == WCommit1 {
+			c.VsPebble = m.ReqPerSec / p
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// WriteTable prints the summary table, the fsync reference and the notes.
+func (r *Report) WriteTable(w io.Writer) {
+	fmt.Fprintf(w, "muster bench  %s  %d CPUs  %s %s/%s  %v per case  loadavg %s\n\n", r.Date, r.Machine.NumCPU,
+		r.Machine.GoVersion, r.Machine.OS, r.Machine.Arch, r.Options.Duration, r.Machine.LoadAvg)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "workload\tconns\tmetric\tmuster\tp50 ms\tp99 ms\tkfake\tp50 ms\tp99 ms\tmuster/kfake (kfake: in memory, no fsync)\tmuster/ApiVersions\tmuster/fsync\tmuster/pebble-sync\t")
+	for _, c := range r.Comparisons {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Workload, c.Conns, c.Metric,
+			num(c.Muster), lat(c.MusterP50), lat(c.MusterP99), num(c.Kfake), lat(c.KfakeP50), lat(c.KfakeP99),
+			ratio(c.VsKfake), ratio(c.VsAPIVersions), ratio(c.VsFsync), ratio(c.VsPebble))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	for _, res := range r.Results {
+		if res.Workload == WFsync && !res.Skipped {
+			fmt.Fprintf(w, "raw fsync: %.0f fsyncs/s, p50 %.3f ms, p99 %.3f ms (%s)\n", res.ReqPerSec, res.P50ms, res.P99ms, res.Note)
+		}
+		if res.Workload == WPebble && !res.Skipped {
+			fmt.Fprintf(w, "pebble Sync commits, %d committers: %.0f commits/s, p50 %.3f ms, p99 %.3f ms\n", res.Conns, res.ReqPerSec, res.P50ms, res.P99ms)
+		}
+	}
+	var skipped []Result
+	for _, res := range r.Results {
+		if res.Skipped || res.Errors > 0 {
+			skipped = append(skipped, res)
+		}
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintln(w)
+		for _, res := range skipped {
+			if res.Skipped {
+				fmt.Fprintf(w, "skipped %s on %s (conns %d): %s\n", res.Workload, res.Target, res.Conns, res.Note)
+			} else {
+				fmt.Fprintf(w, "%s on %s (conns %d): %d failed requests (%s)\n", res.Workload, res.Target, res.Conns, res.Errors, res.Note)
+			}
+		}
+	}
+	fmt.Fprintln(w)
+	for _, n := range r.Notes {
+		fmt.Fprintln(w, "note:", n)
+	}
+}
+
+// WriteJSON writes the whole report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+func num(v float64) string {
+	switch {
+	case v == 0:
+		return "-"
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	default:
+		return fmt.Sprintf("%.1f", v)
+	}
+}
+
+func lat(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+func ratio(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", v)
+}
