@@ -22,8 +22,9 @@ const (
 // log start offset; latest (-1) → high watermark (also for read_committed:
 // no transactions, so LSO = HW); max-timestamp (-3) → the first record with
 // the largest timestamp; a timestamp ≥ 0 → the first record whose timestamp
-// is ≥ it, or offset -1 when none. For compressed batches the record is
-// approximated by the batch (base offset, or last offset for -3).
+// is ≥ it, or offset -1 when none. Compressed batches are decompressed to
+// find the record, as Kafka does; only a batch whose records cannot be
+// decoded is approximated by the batch (base offset, or last offset for -3).
 // Errors: UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_LEADER_EPOCH (epoch > 0).
 func (p *Plane) ListOffsets(ctx context.Context, req *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsResponse {
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
