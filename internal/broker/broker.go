@@ -103,10 +103,10 @@ func Start(opts Options) (*Broker, error) {
 		ClusterID: clusterID, NumPartitions: int32(v.Int("num.partitions")),
 		DefaultReplicationFactor: int16(v.Int("default.replication.factor")),
 		AutoCreateTopics:         v.Bool("auto.create.topics.enable"), Now: opts.Clock.Now,
-		ProducerIDExpiration:     v.Ms("producer.id.expiration.ms"),
-		LogRetentionMs:           explicitZero(v.LogRetentionMs()),
-		LogRetentionBytes:        explicitZero(v.Int("log.retention.bytes")),
-		RetentionCheckInterval:   v.Ms("log.retention.check.interval.ms"),
+		ProducerIDExpiration:   v.Ms("producer.id.expiration.ms"),
+		LogRetentionMs:         explicitZero(v.LogRetentionMs()),
+		LogRetentionBytes:      explicitZero(v.Int("log.retention.bytes")),
+		RetentionCheckInterval: v.Ms("log.retention.check.interval.ms"),
 	}, opts.Log)
 	if err != nil {
 		return fail(fmt.Errorf("loading partitions: %w", err))

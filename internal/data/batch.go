@@ -134,7 +134,7 @@ func setLogAppendTime(b []byte, ms int64) {
 // the records cannot be decoded (callers then fall back to batch-level data).
 // With LogAppendTime every record's timestamp is the batch's max timestamp.
 func recordOffsets(b []byte, h batchHeader, fn func(offset, ts int64) bool) bool {
-	rest, err := decompress(h.Attributes&attrCompressionMask, b[batchHeaderSize:h.size()])
+	rest, err := decompress(h.Attributes&attrCompressionMask, b[batchHeaderSize:h.size()], maxDecompressedBatch)
 	if err != nil {
 		return false
 	}

@@ -63,8 +63,10 @@ func zstdDecoder() (*zstd.Decoder, error) {
 // decompress returns the decompressed form of a batch's records section
 // (src, everything after the 61-byte header) for codec (gzip, snappy — raw
 // or xerial-framed —, lz4 frame, zstd). Errors: an unknown codec, malformed
-// input, or output beyond maxDecompressedBatch (errDecompressedTooLarge).
-func decompress(codec int16, src []byte) ([]byte, error) {
+// input, or output beyond limit bytes (errDecompressedTooLarge); limit is at
+// most maxDecompressedBatch.
+func decompress(codec int16, src []byte, limit int) ([]byte, error) {
+	limit = min(limit, maxDecompressedBatch)
 	switch codec {
 	case codecNone:
 		return src, nil
@@ -74,18 +76,18 @@ func decompress(codec int16, src []byte) ([]byte, error) {
 			return nil, err
 		}
 		defer r.Close()
-		return readBounded(r)
+		return readBounded(r, limit)
 	case codecSnappy:
-		return decompressSnappy(src)
+		return decompressSnappy(src, limit)
 	case codecLz4:
-		return readBounded(lz4.NewReader(bytes.NewReader(src)))
+		return readBounded(lz4.NewReader(bytes.NewReader(src)), limit)
 	case codecZstd:
 		d, err := zstdDecoder()
 		if err != nil {
 			return nil, err
 		}
 		out, err := d.DecodeAll(src, nil)
-		if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
+		if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) || len(out) > limit {
 			return nil, errDecompressedTooLarge
 		}
 		return out, err
@@ -93,14 +95,14 @@ func decompress(codec int16, src []byte) ([]byte, error) {
 	return nil, fmt.Errorf("data: unknown compression codec %d", codec)
 }
 
-// readBounded reads r to EOF, failing past maxDecompressedBatch bytes.
-func readBounded(r io.Reader) ([]byte, error) {
+// readBounded reads r to EOF, failing past limit bytes.
+func readBounded(r io.Reader, limit int) ([]byte, error) {
 	var out bytes.Buffer
-	n, err := out.ReadFrom(io.LimitReader(r, maxDecompressedBatch+1))
+	n, err := out.ReadFrom(io.LimitReader(r, int64(limit)+1))
 	if err != nil {
 		return nil, err
 	}
-	if n > maxDecompressedBatch {
+	if n > int64(limit) {
 		return nil, errDecompressedTooLarge
 	}
 	return out.Bytes(), nil
@@ -108,13 +110,13 @@ func readBounded(r io.Reader) ([]byte, error) {
 
 // decompressSnappy decodes a raw snappy block or a xerial-framed stream,
 // checking each block's announced length before allocating.
-func decompressSnappy(src []byte) ([]byte, error) {
+func decompressSnappy(src []byte, limit int) ([]byte, error) {
 	if len(src) < xerialHeaderLen || !bytes.HasPrefix(src, xerialMagic) {
 		n, err := snappy.DecodedLen(src)
 		if err != nil {
 			return nil, err
 		}
-		if n > maxDecompressedBatch {
+		if n > limit {
 			return nil, errDecompressedTooLarge
 		}
 		return snappy.Decode(nil, src)
@@ -136,7 +138,7 @@ func decompressSnappy(src []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(out)+n > maxDecompressedBatch {
+		if len(out)+n > limit {
 			return nil, errDecompressedTooLarge
 		}
 		start := len(out)

@@ -137,37 +137,47 @@ func TestListOffsetsCorruptCompressed(t *testing.T) {
 	}
 }
 
-// TestDecompressBounded: payloads expanding past maxDecompressedBatch are
-// refused for every codec, and announced sizes are checked before
-// allocating.
+// TestDecompressBounded: payloads expanding past the limit are refused for
+// every codec, and announced sizes are checked before allocating.
 func TestDecompressBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compresses 64 MiB per codec")
-	}
-	big := make([]byte, maxDecompressedBatch+1)
+	const limit = 1 << 20
+	big := make([]byte, limit+1)
 	for _, c := range testCodecs {
 		src := c.fn(big)
 		if c.name == "snappy-xerial" {
-			src = xerialBytes(big, 1<<20)
+			src = xerialBytes(big, 64<<10)
 		}
-		if _, err := decompress(c.codec, src); !errors.Is(err, errDecompressedTooLarge) {
+		if _, err := decompress(c.codec, src, limit); !errors.Is(err, errDecompressedTooLarge) {
 			t.Errorf("%s: err %v, want too large", c.name, err)
+		}
+		out, err := decompress(c.codec, src, limit+1)
+		if err != nil || len(out) != limit+1 {
+			t.Errorf("%s: within the limit: %d bytes, %v", c.name, len(out), err)
 		}
 	}
 	// A raw snappy block announcing 4 GiB is refused from its header.
 	claim := binary.AppendUvarint(nil, 1<<32-1)
-	if _, err := decompress(codecSnappy, append(claim, 0, 0, 0)); err == nil {
-		t.Error("snappy: huge announced length accepted")
+	if _, err := decompress(codecSnappy, append(claim, 0, 0, 0), maxDecompressedBatch); !errors.Is(err, errDecompressedTooLarge) {
+		t.Errorf("snappy: huge announced length: %v", err)
 	}
-	// Payloads within the bound decode.
-	ok := make([]byte, 1<<20)
-	for _, c := range testCodecs {
-		out, err := decompress(c.codec, c.fn(ok))
-		if err != nil || len(out) != len(ok) {
-			t.Errorf("%s: %d bytes, %v", c.name, len(out), err)
-		}
+	// So is a xerial block doing the same.
+	xb := append(append([]byte{}, xerialMagic...), 0, 0, 0, 1, 0, 0, 0, 1)
+	xb = binary.BigEndian.AppendUint32(xb, uint32(len(claim)+3))
+	xb = append(append(xb, claim...), 0, 0, 0)
+	if _, err := decompress(codecSnappy, xb, maxDecompressedBatch); !errors.Is(err, errDecompressedTooLarge) {
+		t.Errorf("xerial: huge announced length: %v", err)
 	}
-	if _, err := decompress(7, []byte{1}); err == nil {
+	// A zstd frame declaring a 4 GiB content size (single segment, 4-byte
+	// size, then one empty last raw block) is refused by the decoder's bound.
+	frame := []byte{0x28, 0xb5, 0x2f, 0xfd, 0xa0, 0xff, 0xff, 0xff, 0xff, 0x01, 0x00, 0x00}
+	if _, err := decompress(codecZstd, frame, maxDecompressedBatch); err == nil {
+		t.Error("zstd: huge declared content size accepted")
+	}
+	// Truncated xerial framing and an unknown codec are errors, not panics.
+	if _, err := decompress(codecSnappy, xb[:len(xb)-2], maxDecompressedBatch); err == nil {
+		t.Error("truncated xerial accepted")
+	}
+	if _, err := decompress(7, []byte{1}, maxDecompressedBatch); err == nil {
 		t.Error("unknown codec accepted")
 	}
 }
