@@ -181,3 +181,19 @@ func TestDecompressBounded(t *testing.T) {
 		t.Error("unknown codec accepted")
 	}
 }
+
+// FuzzRecordOffsets: any stored-batch bytes, with any codec, decode or fail
+// without panicking. Seeds are valid batches of every codec.
+func FuzzRecordOffsets(f *testing.F) {
+	f.Add(makeBatch(batchOpts{n: 3, valSize: 5, ts: 10}))
+	for _, c := range testCodecs {
+		f.Add(makeBatch(batchOpts{n: 3, valSize: 5, ts: 10, attrs: c.codec, compress: c.fn}))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, ok := readBatchHeader(b)
+		if !ok {
+			return
+		}
+		recordOffsets(b, h, func(offset, ts int64) bool { return true })
+	})
+}

@@ -63,6 +63,8 @@ func (p *Plane) retentionLoop() {
 // OFFSET_OUT_OF_RANGE). Topics whose cleanup.policy lacks "delete" are
 // skipped (compaction is not enforced). Unlike Kafka, which never deletes
 // the active segment, every batch may go; the log end offset is kept.
+// A batch whose max timestamp is negative (no timestamps) stops time-based
+// deletion there.
 // It runs in the background every log.retention.check.interval.ms.
 func (p *Plane) EnforceRetention() int {
 	now := p.cfg.Now().UnixMilli()
@@ -101,7 +103,9 @@ func (p *Plane) retainPartition(t *topic, part *partition, r retentionLimits, no
 	timeDone := r.ms < 0
 	err := p.scanBatches(t.id, part.index, hw, func(v []byte, h batchHeader) bool {
 		if !timeDone {
-			if nowMs-h.MaxTimestamp > r.ms {
+			// A batch without timestamps (max < 0) is kept: Kafka would
+			// fall back to the segment file's mtime, which muster lacks.
+			if h.MaxTimestamp >= 0 && nowMs-h.MaxTimestamp > r.ms {
 				expired++
 			} else {
 				timeDone = true

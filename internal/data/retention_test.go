@@ -39,6 +39,7 @@ func TestRetentionTime(t *testing.T) {
 	e.produceAt("rt", 3, now-120_000) // 3-5: expired
 	e.produceAt("rt", 3, now-10_000)  // 6-8: young
 	e.produceAt("rt", 3, now-500_000) // 9-11: old, but after a young batch
+	e.produceAt("rt", 3, -1)          // 12-14: no timestamps: kept by time
 	if n := e.p.EnforceRetention(); n != 2 {
 		t.Fatalf("deleted %d batches, want 2", n)
 	}
@@ -48,7 +49,7 @@ func TestRetentionTime(t *testing.T) {
 	if fp := e.fetch("rt", 0, 5); fp.ErrorCode != kerr.OffsetOutOfRange.Code || fp.LogStartOffset != 6 {
 		t.Fatalf("fetch below log start: %v start %d", kerr.ErrorForCode(fp.ErrorCode), fp.LogStartOffset)
 	}
-	if bs := decodeBatches(t, e.fetch("rt", 0, 6).RecordBatches); len(bs) != 2 || bs[0].FirstOffset != 6 {
+	if bs := decodeBatches(t, e.fetch("rt", 0, 6).RecordBatches); len(bs) != 3 || bs[0].FirstOffset != 6 {
 		t.Fatalf("fetch at log start: %d batches", len(bs))
 	}
 	if sp := listOffset(e, 8, "rt", 0, -2); sp.Offset != 6 {
@@ -63,11 +64,22 @@ func TestRetentionTime(t *testing.T) {
 		t.Fatalf("after a minute deleted %d, want 2", n)
 	}
 	e.restart()
-	if ls, hw, _ := e.p.Offsets("rt", 0); ls != 12 || hw != 12 {
+	if ls, hw, _ := e.p.Offsets("rt", 0); ls != 12 || hw != 15 {
 		t.Fatalf("after restart: start %d hw %d", ls, hw)
 	}
-	if sp := e.produce("rt", 0, makeBatch(batchOpts{n: 1, ts: e.now.UnixMilli()})); sp.BaseOffset != 12 {
-		t.Fatalf("produce into an emptied log: base %d", sp.BaseOffset)
+	e.now = e.now.Add(1000 * time.Hour)
+	if n := e.p.EnforceRetention(); n != 0 {
+		t.Fatalf("deleted %d batches without timestamps", n)
+	}
+	// retention.bytes=0 (Kafka: keep nothing) empties the log; the end stays.
+	e.createTopic("rt0", 1, map[string]string{cfgRetentionBytes: "0"})
+	e.produceAt("rt0", 3, now)
+	e.produceAt("rt0", 3, now)
+	if n := e.p.EnforceRetention(); n != 2 {
+		t.Fatalf("retention.bytes=0 deleted %d", n)
+	}
+	if sp := e.produce("rt0", 0, makeBatch(batchOpts{n: 1, ts: now})); sp.BaseOffset != 6 || sp.LogStartOffset != 6 {
+		t.Fatalf("produce into an emptied log: base %d start %d", sp.BaseOffset, sp.LogStartOffset)
 	}
 }
 
