@@ -55,6 +55,7 @@ type Broker struct {
 	httpSrv *http.Server
 	reg     *prometheus.Registry
 	metrics *runtimeMetrics
+	td      *coordinator.TopologyDescriptions // KIP-1331; nil = no plugin
 	wg      sync.WaitGroup
 	closeMu sync.Once
 }
@@ -122,8 +123,17 @@ func Start(opts Options) (*Broker, error) {
 	b.metrics = newRuntimeMetrics()
 	b.rt = coordinator.NewRuntime(ccfg, cst, opts.Clock, opts.Log, int(v.Int("muster.shard.queue.depth")), b.metrics.hooks())
 	b.svc = &coordinator.Service{RT: b.rt, Cfg: ccfg, Log: opts.Log, Extra: map[string]any{}}
+	if b.td, err = newTopologyDescriptions(v, opts.DataDir, b); err != nil {
+		return fail(err)
+	}
+	if b.td != nil {
+		b.svc.Extra[coordinator.TopologyDescriptionsKey] = b.td
+	}
 	plane.Subscribe(b.onTopicChange)
 	b.rt.Start()
+	if b.td != nil {
+		b.td.StartCleanup(b.svc, ccfg.OffsetsRetentionCheck)
+	}
 
 	b.srv = server.New(server.Options{
 		MaxRequestBytes:  int32(v.Int("socket.request.max.bytes")),
@@ -226,9 +236,11 @@ func (b *Broker) Close() error {
 			b.ln.Close()
 		}
 		b.wg.Wait()
+		b.stopTopologyDescriptionCleanup()
 		if b.rt != nil {
 			b.rt.Close()
 		}
+		b.closeTopologyDescriptionPlugin()
 		if b.plane != nil {
 			b.plane.Close()
 		}

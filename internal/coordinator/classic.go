@@ -383,7 +383,10 @@ func replayGroupMetadata(st *State, key, value []byte) error {
 			g.static[*m.instanceID] = m.id
 		}
 	}
-	if !live {
+	// While loading, a group found here may be the "simple" group that an earlier-replayed
+	// OffsetCommit record created (offset keys sort before group keys in the store), so the state
+	// is always derived from the record then.
+	if !live || st.Loading {
 		if len(g.members) == 0 {
 			g.state = ClassicEmpty
 		} else {

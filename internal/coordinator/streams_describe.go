@@ -158,10 +158,11 @@ func init() {
 		req := r.(*kmsg.StreamsGroupDescribeRequest)
 		resp := req.ResponseKind().(*kmsg.StreamsGroupDescribeResponse)
 		byID := map[string]kmsg.StreamsGroupDescribeResponseGroup{}
+		storedEpochs := map[string]int32{}
 		order, m := s.byShard(req.Groups)
 		for _, sh := range order {
 			ids := m[sh]
-			res, err := s.RT.DoShard(ctx, sh, meta, DescribeStreamsGroups(ids, req.Version))
+			res, err := s.RT.DoShard(ctx, sh, meta, describeStreamsGroupsStored(ids, req.Version))
 			err = normalizeErr(err)
 			if err != nil {
 				for _, id := range ids {
@@ -171,12 +172,19 @@ func init() {
 				}
 				continue
 			}
-			for _, d := range res.([]kmsg.StreamsGroupDescribeResponseGroup) {
+			shard := res.(describedStreamsShard)
+			for _, d := range shard.Groups {
 				byID[d.Group] = d
+			}
+			for id, e := range shard.Stored {
+				storedEpochs[id] = e
 			}
 		}
 		for _, id := range req.Groups {
 			resp.Groups = append(resp.Groups, byID[id])
+		}
+		if req.Version >= 1 && req.IncludeTopologyDescription {
+			s.attachTopologyDescriptions(ctx, resp.Groups, storedEpochs)
 		}
 		return resp
 	})

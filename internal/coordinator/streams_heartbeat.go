@@ -74,6 +74,9 @@ func (c streamsConfig) assignmentConfigs() map[string]string {
 type StreamsHeartbeatResult struct {
 	Response *kmsg.StreamsGroupHeartbeatResponse
 	Create   []streamsInternalTopic
+	// TopologyDescription feeds the KIP-1331 solicitation decision (see
+	// TopologyDescriptions.ShouldSolicit); zero on error and leave paths.
+	TopologyDescription TopologyDescriptionState
 }
 
 // TopicsToCreate lists the internal topics to create as name → partition count.
@@ -259,7 +262,7 @@ func streamsHeartbeat(st *State, c *Call, req *kmsg.StreamsGroupHeartbeatRequest
 	if req.EndpointInformationEpoch != g.endpointEpoch {
 		resp.PartitionsByUserEndpoint = g.partitionsByUserEndpoint()
 	}
-	out := &StreamsHeartbeatResult{Response: resp}
+	out := &StreamsHeartbeatResult{Response: resp, TopologyDescription: g.topologyDescriptionState(st, resp)}
 	if g.configured != nil {
 		out.Create = g.configured.toCreate
 	}
@@ -648,6 +651,7 @@ func init() {
 		}
 		out := res.(*StreamsHeartbeatResult)
 		createStreamsInternalTopics(s, out.Create)
+		s.maybeSolicitTopologyDescription(meta, req, out)
 		return out.Response
 	})
 }

@@ -214,6 +214,9 @@ func (s *Server) serveConn(c net.Conn) {
 		bw.Flush()
 	}()
 	defer func() {
+		// The reader is done (EOF, bad input or shutdown): cancel in-flight handlers (a long-poll
+		// Fetch would otherwise hold the connection open until its MaxWait) and let the writer go.
+		cancel()
 		close(queue)
 		<-writerDone
 	}()
