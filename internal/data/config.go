@@ -167,7 +167,7 @@ func validateTopicConfig(name string, value *string) string {
 				return "Invalid value " + v + " for configuration " + name
 			}
 		}
-	case cfgRetentionMs, cfgRetentionBytes:
+	case cfgRetentionMs: // Kafka: at least -1; retention.bytes takes any long (< 0 = unlimited)
 		if n, _ := strconv.ParseInt(v, 10, 64); n < -1 {
 			return "Invalid value " + v + " for configuration " + name + ": Value must be at least -1"
 		}

@@ -174,6 +174,9 @@ func TestRetentionPolicyAndDefaults(t *testing.T) {
 	if err := validateTopicConfig(cfgRetentionMs, ptr("-2")); err == "" {
 		t.Fatal("retention.ms=-2 accepted")
 	}
+	if err := validateTopicConfig(cfgRetentionBytes, ptr("-5")); err != "" {
+		t.Fatalf("retention.bytes=-5 refused: %s", err)
+	}
 }
 
 // TestRetentionBackgroundLoop: the loop runs every
