@@ -83,7 +83,7 @@ func (p *Plane) EnforceRetention() int {
 				p.log.Error("retention", "topic", t.name, "partition", part.index, "err", err)
 			}
 			if n > 0 {
-				p.log.Debug("retention deleted batches", "topic", t.name, "partition", part.index, "batches", n)
+				p.log.Info("retention deleted batches", "topic", t.name, "partition", part.index, "batches", n)
 			}
 			deleted += n
 		}
