@@ -56,6 +56,12 @@ var Defs = []Def{
 	{Name: "num.partitions", Kind: Int, Default: "1", Min: i64(1), Doc: "partitions of auto-created topics"},
 	{Name: "default.replication.factor", Kind: Int, Default: "1", Min: i64(1), Max: i64(32767)},
 	{Name: "auto.create.topics.enable", Kind: Bool, Default: "true"},
+	{Name: "producer.id.expiration.ms", Kind: Int, Default: "86400000", Min: i64(1), Doc: "an idempotent producer's sequence state in a partition is dropped this long after its last append there"},
+	{Name: "log.retention.ms", Kind: Long, Default: "", Min: i64(-1), Doc: "default retention.ms of topics; wins over log.retention.minutes and log.retention.hours when set; -1 = unlimited"},
+	{Name: "log.retention.minutes", Kind: Int, Default: "", Min: i64(-1), Doc: "default retention of topics in minutes; wins over log.retention.hours when set"},
+	{Name: "log.retention.hours", Kind: Int, Default: "168", Min: i64(-1), Doc: "default retention of topics in hours (used when neither log.retention.ms nor .minutes is set)"},
+	{Name: "log.retention.bytes", Kind: Long, Default: "-1", Min: i64(-1), Doc: "default retention.bytes of topics (per partition); -1 = unlimited"},
+	{Name: "log.retention.check.interval.ms", Kind: Long, Default: "300000", Min: i64(1), Doc: "how often retention.ms/retention.bytes are enforced"},
 	{Name: "socket.request.max.bytes", Kind: Int, Default: "104857600", Min: i64(1)},
 	{Name: "offsets.topic.num.partitions", Kind: Int, Default: "50", Min: i64(1), Doc: "coordinator shards; fixed when the data dir is created"},
 	{Name: "offsets.topic.replication.factor", Kind: Int, Default: "1", Min: i64(1), Max: i64(32767)},
@@ -316,6 +322,25 @@ func (v *Values) OffsetsRetention() time.Duration {
 		return time.Duration(ms) * time.Millisecond
 	}
 	return time.Duration(v.Int("offsets.retention.minutes")) * time.Minute
+}
+
+// LogRetentionMs is the broker's default topic retention in milliseconds, with Kafka's
+// precedence: log.retention.ms, else log.retention.minutes, else log.retention.hours. A
+// negative result is -1 (unlimited).
+func (v *Values) LogRetentionMs() int64 {
+	var ms int64
+	switch {
+	case v.IsSet("log.retention.ms"):
+		ms = v.Int("log.retention.ms")
+	case v.IsSet("log.retention.minutes"):
+		ms = v.Int("log.retention.minutes") * 60_000
+	default:
+		ms = v.Int("log.retention.hours") * 3_600_000
+	}
+	if ms < 0 {
+		return -1
+	}
+	return ms
 }
 
 // readProperties parses Java .properties text: key=value, key:value or key value; '#'/'!'

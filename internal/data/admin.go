@@ -96,7 +96,7 @@ func (p *Plane) createOne(rt kmsg.CreateTopicsRequestTopic, validateOnly, duplic
 	}
 	st.TopicID = t.id
 	st.NumPartitions, st.ReplicationFactor = partitions, rf
-	for _, c := range topicConfigEntries(t, nil) {
+	for _, c := range p.topicConfigEntries(t, nil) {
 		rc := kmsg.NewCreateTopicsResponseTopicConfig()
 		rc.Name, rc.Value, rc.ReadOnly, rc.Source, rc.IsSensitive = c.Name, c.Value, c.ReadOnly, int8(c.Source), c.IsSensitive
 		st.Configs = append(st.Configs, rc)

@@ -128,15 +128,17 @@ func setLogAppendTime(b []byte, ms int64) {
 	be.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], crc32c))
 }
 
-// recordOffsets calls fn(offset, timestamp) for each record of an
-// uncompressed batch and returns false when the batch is compressed or its
-// records cannot be decoded (callers then fall back to batch-level data).
+// recordOffsets calls fn(offset, timestamp) for each record of a stored
+// batch, in order, until fn returns false. Compressed batches are
+// decompressed first (bounded by maxDecompressedBatch). It returns false when
+// the records cannot be decoded (callers then fall back to batch-level data).
+// With LogAppendTime every record's timestamp is the batch's max timestamp.
 func recordOffsets(b []byte, h batchHeader, fn func(offset, ts int64) bool) bool {
-	if h.Attributes&attrCompressionMask != 0 {
+	rest, err := decompress(h.Attributes&attrCompressionMask, b[batchHeaderSize:h.size()], maxDecompressedBatch)
+	if err != nil {
 		return false
 	}
 	logAppend := h.Attributes&attrLogAppendTime != 0
-	rest := b[batchHeaderSize:h.size()]
 	for i := int32(0); i < h.NumRecords; i++ {
 		n, used := binary.Varint(rest)
 		if used <= 0 || n < 0 || int64(len(rest)-used) < n {

@@ -30,6 +30,18 @@ type Config struct {
 	// producer's sequence state in a partition is dropped this long after its
 	// last append there. Default 24h (Kafka's default).
 	ProducerIDExpiration time.Duration
+	// LogRetentionMs is the broker's log retention (log.retention.ms, else
+	// .minutes, else .hours): the default of topic config retention.ms, in
+	// milliseconds; -1 = unlimited. 0 means unset: Kafka's default, 604800000
+	// (7 days). (Kafka's 0 retains nothing; pass 1 for that, same effect.)
+	LogRetentionMs int64
+	// LogRetentionBytes is log.retention.bytes: the default of topic config
+	// retention.bytes (per partition); -1 = unlimited. 0 means unset: Kafka's
+	// default, -1. (Pass 1 for Kafka's 0, same effect: whole batches go.)
+	LogRetentionBytes int64
+	// RetentionCheckInterval is log.retention.check.interval.ms: how often
+	// the background loop enforces retention. Default 5 minutes.
+	RetentionCheckInterval time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -45,6 +57,15 @@ func (c *Config) setDefaults() {
 	if c.ProducerIDExpiration <= 0 {
 		c.ProducerIDExpiration = 24 * time.Hour
 	}
+	if c.LogRetentionMs == 0 {
+		c.LogRetentionMs = defaultRetentionMs
+	}
+	if c.LogRetentionBytes == 0 {
+		c.LogRetentionBytes = -1
+	}
+	if c.RetentionCheckInterval <= 0 {
+		c.RetentionCheckInterval = 5 * time.Minute
+	}
 }
 
 // Topic config names and values muster understands.
@@ -52,12 +73,15 @@ const (
 	cfgCleanupPolicy   = "cleanup.policy"
 	cfgMaxMessageBytes = "max.message.bytes"
 	cfgTimestampType   = "message.timestamp.type"
+	cfgRetentionMs     = "retention.ms"
+	cfgRetentionBytes  = "retention.bytes"
 
 	timestampCreateTime    = "CreateTime"
 	timestampLogAppendTime = "LogAppendTime"
 
-	defaultMaxMessageBytes = 1048588 // Kafka's message.max.bytes default
-	maxPartitionsPerTopic  = 1 << 16 // guard against absurd requests (memory), not a Kafka limit
+	defaultMaxMessageBytes = 1048588   // Kafka's message.max.bytes default
+	defaultRetentionMs     = 604800000 // Kafka's log.retention.hours default, 168 h
+	maxPartitionsPerTopic  = 1 << 16   // guard against absurd requests (memory), not a Kafka limit
 )
 
 // topicConfigDef is one Kafka topic-level config: its default and type.
@@ -67,8 +91,11 @@ type topicConfigDef struct {
 }
 
 // topicConfigDefs lists Kafka 4's topic-level configs with their defaults.
-// muster stores and reports them all; it acts on message.timestamp.type and
-// max.message.bytes (retention and compaction are not enforced).
+// muster stores and reports them all; it acts on message.timestamp.type,
+// max.message.bytes, retention.ms, retention.bytes and cleanup.policy
+// (retention applies when it includes "delete"; compaction is not enforced:
+// a "compact"-only topic keeps every batch). The retention defaults shown
+// here are Kafka's; DescribeConfigs reports the broker's (Config).
 var topicConfigDefs = map[string]topicConfigDef{
 	cfgCleanupPolicy:                          {"delete", kmsg.ConfigTypeList},
 	"compression.type":                        {"producer", kmsg.ConfigTypeString},
@@ -94,8 +121,8 @@ var topicConfigDefs = map[string]topicConfigDef{
 	"min.insync.replicas":                     {"1", kmsg.ConfigTypeInt},
 	"preallocate":                             {"false", kmsg.ConfigTypeBoolean},
 	"remote.storage.enable":                   {"false", kmsg.ConfigTypeBoolean},
-	"retention.bytes":                         {"-1", kmsg.ConfigTypeLong},
-	"retention.ms":                            {"604800000", kmsg.ConfigTypeLong},
+	cfgRetentionBytes:                         {"-1", kmsg.ConfigTypeLong},
+	cfgRetentionMs:                            {strconv.Itoa(defaultRetentionMs), kmsg.ConfigTypeLong},
 	"segment.bytes":                           {"1073741824", kmsg.ConfigTypeInt},
 	"segment.index.bytes":                     {"10485760", kmsg.ConfigTypeInt},
 	"segment.jitter.ms":                       {"0", kmsg.ConfigTypeLong},
@@ -139,6 +166,10 @@ func validateTopicConfig(name string, value *string) string {
 			if p = strings.TrimSpace(p); p != "delete" && p != "compact" {
 				return "Invalid value " + v + " for configuration " + name
 			}
+		}
+	case cfgRetentionMs: // Kafka: at least -1; retention.bytes takes any long (< 0 = unlimited)
+		if n, _ := strconv.ParseInt(v, 10, 64); n < -1 {
+			return "Invalid value " + v + " for configuration " + name + ": Value must be at least -1"
 		}
 	case cfgMaxMessageBytes:
 		if n, _ := strconv.Atoi(v); n < 0 {

@@ -11,8 +11,8 @@ import (
 
 // topicConfigEntries lists t's configs (all of them, or those in names),
 // sorted by name: overrides as DYNAMIC_TOPIC_CONFIG, the rest as
-// DEFAULT_CONFIG with IsDefault set.
-func topicConfigEntries(t *topic, names []string) []kmsg.DescribeConfigsResponseResourceConfig {
+// DEFAULT_CONFIG with IsDefault set (retention defaults are the broker's).
+func (p *Plane) topicConfigEntries(t *topic, names []string) []kmsg.DescribeConfigsResponseResourceConfig {
 	if names == nil {
 		for n := range topicConfigDefs {
 			names = append(names, n)
@@ -27,7 +27,7 @@ func topicConfigEntries(t *topic, names []string) []kmsg.DescribeConfigsResponse
 		}
 		c := kmsg.NewDescribeConfigsResponseResourceConfig()
 		c.Name, c.ConfigType = n, def.typ
-		v := def.def
+		v := p.topicDefault(n, def.def)
 		if ov, ok := t.configs[n]; ok {
 			v, c.Source = ov, kmsg.ConfigSourceDynamicTopicConfig
 		} else {
@@ -37,6 +37,18 @@ func topicConfigEntries(t *topic, names []string) []kmsg.DescribeConfigsResponse
 		out = append(out, c)
 	}
 	return out
+}
+
+// topicDefault is the value topic config name takes when not overridden:
+// def, or for retention.ms and retention.bytes the broker's setting.
+func (p *Plane) topicDefault(name, def string) string {
+	switch name {
+	case cfgRetentionMs:
+		return strconv.FormatInt(p.cfg.LogRetentionMs, 10)
+	case cfgRetentionBytes:
+		return strconv.FormatInt(p.cfg.LogRetentionBytes, 10)
+	}
+	return def
 }
 
 // brokerConfigs are the broker configs DescribeConfigs reports.
@@ -58,7 +70,10 @@ func (p *Plane) brokerConfigs() map[string]struct {
 		"advertised.listeners":             {"PLAINTEXT://" + p.cfg.AdvertisedHost + ":" + strconv.Itoa(int(p.cfg.AdvertisedPort)), kmsg.ConfigTypeString},
 		"message.max.bytes":                {strconv.Itoa(defaultMaxMessageBytes), kmsg.ConfigTypeInt},
 		"log.message.timestamp.type":       {timestampCreateTime, kmsg.ConfigTypeString},
-		"log.retention.ms":                 {"604800000", kmsg.ConfigTypeLong},
+		"log.retention.ms":                 {strconv.FormatInt(p.cfg.LogRetentionMs, 10), kmsg.ConfigTypeLong},
+		"log.retention.bytes":              {strconv.FormatInt(p.cfg.LogRetentionBytes, 10), kmsg.ConfigTypeLong},
+		"log.retention.check.interval.ms":  {strconv.FormatInt(p.cfg.RetentionCheckInterval.Milliseconds(), 10), kmsg.ConfigTypeLong},
+		"producer.id.expiration.ms":        {strconv.FormatInt(p.cfg.ProducerIDExpiration.Milliseconds(), 10), kmsg.ConfigTypeInt},
 		"log.cleanup.policy":               {"delete", kmsg.ConfigTypeList},
 		"min.insync.replicas":              {"1", kmsg.ConfigTypeInt},
 		"offsets.topic.replication.factor": {"1", kmsg.ConfigTypeShort},
@@ -84,7 +99,7 @@ func (p *Plane) DescribeConfigs(ctx context.Context, req *kmsg.DescribeConfigsRe
 				sr.ErrorMessage = &msg
 				break
 			}
-			sr.Configs = topicConfigEntries(t, rr.ConfigNames)
+			sr.Configs = p.topicConfigEntries(t, rr.ConfigNames)
 		case kmsg.ConfigResourceTypeBroker:
 			if rr.ResourceName != "" && rr.ResourceName != strconv.Itoa(int(p.cfg.NodeID)) {
 				sr.ErrorCode = kerr.InvalidRequest.Code

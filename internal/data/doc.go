@@ -16,6 +16,7 @@
 //	                                                  producer sent it, base offset and
 //	                                                  partition leader epoch rewritten
 //	'd' 's' topicID(16) partition(4)               → log start offset (8), written by DeleteRecords
+//	                                                  and retention
 //	'd' 'q' topicID(16) partition(4) producerID(8) baseOffset(8)
 //	                                               → idempotent-producer batch metadata:
 //	                                                  epoch(2) firstSeq(4) lastOffsetDelta(4)
@@ -28,6 +29,21 @@
 // state is one key per retained batch (the last five per producer and
 // partition), written in the same Pebble batch as the records, so concurrent
 // commits landing in any order leave the same set of keys.
+//
+// # Retention
+//
+// Every log.retention.check.interval.ms the plane applies each topic's
+// retention.ms and retention.bytes (defaults: the broker's log.retention.*)
+// with Kafka's rules at batch granularity: whole batches leave from the log
+// start, by max timestamp against Config.Now, then by size; the log start
+// offset advances. cleanup.policy=compact is stored but not enforced (a
+// compact-only topic keeps every batch).
+//
+// # Compression
+//
+// Batches are stored as the producer compressed them. The broker decompresses
+// (gzip, snappy raw or xerial-framed, lz4, zstd; at most 64 MiB per batch)
+// only to find a record by timestamp for ListOffsets.
 //
 // # Concurrency
 //

@@ -66,8 +66,13 @@ type batchOpts struct {
 	pid     int64
 	epoch   int16
 	seq     int32
-	ts      int64 // first timestamp; record i has ts+i
+	ts      int64 // first timestamp; record i has ts+i (unless tsOf is set)
 	attrs   int16
+	// tsOf, when set, gives record i's timestamp delta instead of i.
+	tsOf func(i int) int64
+	// compress, when set, compresses the records section; the codec bits of
+	// attrs must say which codec it is.
+	compress func([]byte) []byte
 }
 
 // makeBatch encodes a magic-2 record batch the way a client does: kmsg
@@ -80,6 +85,9 @@ func makeBatch(o batchOpts) []byte {
 	for i := 0; i < o.n; i++ {
 		r := kmsg.NewRecord()
 		r.TimestampDelta64 = int64(i)
+		if o.tsOf != nil {
+			r.TimestampDelta64 = o.tsOf(i)
+		}
 		r.OffsetDelta = int32(i)
 		r.Key = []byte{byte(i)}
 		r.Value = make([]byte, o.valSize)
@@ -90,6 +98,16 @@ func makeBatch(o batchOpts) []byte {
 		r.Length = int32(len(body) - varintLen(r.Length))
 		recs = r.AppendTo(recs)
 	}
+	maxTS := o.ts + int64(o.n-1)
+	if o.tsOf != nil {
+		maxTS = o.ts
+		for i := 0; i < o.n; i++ {
+			maxTS = max(maxTS, o.ts+o.tsOf(i))
+		}
+	}
+	if o.compress != nil {
+		recs = o.compress(recs)
+	}
 	b := kmsg.RecordBatch{
 		FirstOffset:          0,
 		PartitionLeaderEpoch: -1,
@@ -97,7 +115,7 @@ func makeBatch(o batchOpts) []byte {
 		Attributes:           o.attrs,
 		LastOffsetDelta:      int32(o.n - 1),
 		FirstTimestamp:       o.ts,
-		MaxTimestamp:         o.ts + int64(o.n-1),
+		MaxTimestamp:         maxTS,
 		ProducerID:           o.pid,
 		ProducerEpoch:        o.epoch,
 		FirstSequence:        o.seq,

@@ -21,9 +21,11 @@ const (
 // ListOffsets answers per partition: earliest (-2, and earliest-local -4) →
 // log start offset; latest (-1) → high watermark (also for read_committed:
 // no transactions, so LSO = HW); max-timestamp (-3) → the first record with
-// the largest timestamp; a timestamp ≥ 0 → the first record whose timestamp
-// is ≥ it, or offset -1 when none. For compressed batches the record is
-// approximated by the batch (base offset, or last offset for -3).
+// the largest timestamp; a timestamp ≥ 0 → the first record at or after the
+// log start offset whose timestamp is ≥ it, or offset -1 when none.
+// Compressed batches are decompressed to find the record, as Kafka does;
+// only a batch whose records cannot be decoded is approximated by the batch
+// (base offset, or last offset for -3).
 // Errors: UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_LEADER_EPOCH (epoch > 0).
 func (p *Plane) ListOffsets(ctx context.Context, req *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsResponse {
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
@@ -78,7 +80,7 @@ func (p *Plane) listOffset(t *topic, part *partition, ts int64) (offset, timesta
 	if ts < 0 {
 		return -1, -1, nil
 	}
-	return p.offsetForTimestamp(t, part, hw, ts)
+	return p.offsetForTimestamp(t, part, logStart, hw, ts)
 }
 
 // scanBatches calls fn for every stored batch of part below hw, in order.
@@ -101,23 +103,31 @@ func (p *Plane) scanBatches(id [16]byte, index int32, hw int64, fn func(v []byte
 	return it.Error()
 }
 
-func (p *Plane) offsetForTimestamp(t *topic, part *partition, hw, target int64) (int64, int64, error) {
+// offsetForTimestamp finds the first record at or after logStart (records
+// of a batch that DeleteRecords cut into are skipped, as Kafka does) whose
+// timestamp is ≥ target.
+func (p *Plane) offsetForTimestamp(t *topic, part *partition, logStart, hw, target int64) (int64, int64, error) {
 	off, ts := int64(-1), int64(-1)
 	err := p.scanBatches(t.id, part.index, hw, func(v []byte, h batchHeader) bool {
-		if h.MaxTimestamp < target {
+		if h.MaxTimestamp < target || h.lastOffset() < logStart {
 			return true
 		}
 		found := false
-		if recordOffsets(v, h, func(o, rts int64) bool {
-			if rts >= target {
+		decoded := recordOffsets(v, h, func(o, rts int64) bool {
+			if rts >= target && o >= logStart {
 				off, ts, found = o, rts, true
 				return false
 			}
 			return true
-		}) && found {
+		})
+		switch {
+		case found:
 			return false
+		case decoded:
+			return true // no record of this batch qualifies (all before logStart)
 		}
-		off, ts = h.BaseOffset, h.MaxTimestamp
+		// Undecodable records: approximate by the batch.
+		off, ts = max(h.BaseOffset, logStart), h.MaxTimestamp
 		return false
 	})
 	return off, ts, err

@@ -95,6 +95,11 @@ func TestDeleteRecordsAdvancesLogStart(t *testing.T) {
 	if sp := listOffset(e, 8, "dr", 0, -2); sp.Offset != 7 {
 		t.Fatalf("earliest %d", sp.Offset)
 	}
+	// A timestamp lookup skips the records DeleteRecords cut off: batch
+	// 5-9 holds offsets 5 and 6 below the log start.
+	if sp := listOffset(e, 8, "dr", 0, 0); sp.Offset != 7 {
+		t.Fatalf("timestamp 0 after delete: offset %d, want 7", sp.Offset)
+	}
 	if sp := del(-1); sp.LowWatermark != 20 {
 		t.Fatalf("delete all: %+v", sp)
 	}

@@ -30,6 +30,10 @@ type Plane struct {
 	pidNext  int64 // next producer ID to hand out
 	pidLimit int64 // end of this process's reserved block (0 = none yet)
 
+	closeOnce     sync.Once
+	closing       chan struct{} // closed by Close: stops the retention loop
+	retentionDone chan struct{} // closed when the retention loop returned
+
 	subMu      sync.Mutex
 	subs       []func(TopicChange)
 	events     []TopicChange
@@ -37,7 +41,8 @@ type Plane struct {
 }
 
 // Open loads the topics, high watermarks, log start offsets and idempotent
-// producer state stored under the 'd' prefix of db and returns the plane.
+// producer state stored under the 'd' prefix of db and returns the plane,
+// whose retention loop runs until Close.
 // db stays owned by the caller; Close does not close it.
 func Open(db *pebble.DB, cfg Config, log *slog.Logger) (*Plane, error) {
 	cfg.setDefaults()
@@ -50,16 +55,24 @@ func Open(db *pebble.DB, cfg Config, log *slog.Logger) (*Plane, error) {
 		log:    log,
 		byName: make(map[string]*topic),
 		byID:   make(map[[16]byte]*topic),
+
+		closing:       make(chan struct{}),
+		retentionDone: make(chan struct{}),
 	}
 	if err := p.load(); err != nil {
 		return nil, err
 	}
+	go p.retentionLoop()
 	return p, nil
 }
 
-// Close releases the plane. In-flight requests should have finished; the
-// Pebble DB is not closed.
-func (p *Plane) Close() error { return nil }
+// Close stops the retention loop and releases the plane. In-flight requests
+// should have finished; the Pebble DB is not closed. Safe to call twice.
+func (p *Plane) Close() error {
+	p.closeOnce.Do(func() { close(p.closing) })
+	<-p.retentionDone
+	return nil
+}
 
 // Rack is broker.rack ("" when unset).
 func (p *Plane) Rack() string { return p.cfg.Rack }

@@ -141,47 +141,53 @@ func TestDataPlaneAdminErrors(t *testing.T) {
 	}
 }
 
-// TestDataPlaneSarama: IBM/sarama at protocol 4.0 with an idempotent producer.
+// TestDataPlaneSarama: IBM/sarama at protocol 2.8 and 4.0 with an
+// idempotent sync producer and a partition consumer.
 func TestDataPlaneSarama(t *testing.T) {
-	b := testutil.Start(t)
-	cfg := sarama.NewConfig()
-	cfg.Version = sarama.V4_0_0_0
-	cfg.Producer.Return.Successes = true
-	cfg.Producer.RequiredAcks = sarama.WaitForAll
-	cfg.Producer.Idempotent = true
-	cfg.Net.MaxOpenRequests = 1
-	cfg.Consumer.MaxWaitTime = 100 * time.Millisecond
-	prod, err := sarama.NewSyncProducer([]string{b.Addr()}, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer prod.Close()
-	for i := 0; i < 20; i++ {
-		if _, _, err := prod.SendMessage(&sarama.ProducerMessage{Topic: "sarama", Value: sarama.StringEncoder(fmt.Sprint(i))}); err != nil {
-			t.Fatalf("send %d: %v", i, err)
-		}
-	}
-	cons, err := sarama.NewConsumer([]string{b.Addr()}, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cons.Close()
-	pc, err := cons.ConsumePartition("sarama", 0, sarama.OffsetOldest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
-	for i := 0; i < 20; i++ {
-		select {
-		case m := <-pc.Messages():
-			if m.Offset != int64(i) || string(m.Value) != fmt.Sprint(i) {
-				t.Fatalf("message %d: offset %d value %q", i, m.Offset, m.Value)
+	for _, v := range []sarama.KafkaVersion{sarama.V2_8_0_0, sarama.V4_0_0_0} {
+		t.Run(v.String(), func(t *testing.T) {
+			b := testutil.Start(t)
+			cfg := sarama.NewConfig()
+			cfg.Version = v
+			cfg.Producer.Return.Successes = true
+			cfg.Producer.RequiredAcks = sarama.WaitForAll
+			cfg.Producer.Idempotent = true
+			cfg.Net.MaxOpenRequests = 1
+			cfg.Consumer.MaxWaitTime = 100 * time.Millisecond
+			prod, err := sarama.NewSyncProducer([]string{b.Addr()}, cfg)
+			if err != nil {
+				t.Fatal(err)
 			}
-		case err := <-pc.Errors():
-			t.Fatal(err)
-		case <-time.After(10 * time.Second):
-			t.Fatalf("timed out at %d", i)
-		}
+			defer prod.Close()
+			for i := 0; i < 20; i++ {
+				_, off, err := prod.SendMessage(&sarama.ProducerMessage{Topic: "sarama", Value: sarama.StringEncoder(fmt.Sprint(i))})
+				if err != nil || off != int64(i) {
+					t.Fatalf("send %d: offset %d err %v", i, off, err)
+				}
+			}
+			cons, err := sarama.NewConsumer([]string{b.Addr()}, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cons.Close()
+			pc, err := cons.ConsumePartition("sarama", 0, sarama.OffsetOldest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pc.Close()
+			for i := 0; i < 20; i++ {
+				select {
+				case m := <-pc.Messages():
+					if m.Offset != int64(i) || string(m.Value) != fmt.Sprint(i) {
+						t.Fatalf("message %d: offset %d value %q", i, m.Offset, m.Value)
+					}
+				case err := <-pc.Errors():
+					t.Fatal(err)
+				case <-time.After(10 * time.Second):
+					t.Fatalf("timed out at %d", i)
+				}
+			}
+		})
 	}
 }
 

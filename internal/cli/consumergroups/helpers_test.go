@@ -60,13 +60,9 @@ func (f *fixture) client(opts ...kgo.Opt) *kgo.Client {
 
 func (f *fixture) produce(topic string, counts map[int32]int) {
 	f.t.Helper()
-	opts := []kgo.Opt{kgo.RecordPartitioner(kgo.ManualPartitioner())}
-	if f.mb != nil {
-		// muster's data plane finds offsets for timestamps only in uncompressed
-		// batches (it falls back to the batch's base offset otherwise).
-		opts = append(opts, kgo.ProducerBatchCompression(kgo.NoCompression()))
-	}
-	cl := f.client(opts...)
+	// kgo's default compression: muster finds offsets for timestamps inside
+	// compressed batches, as Kafka does.
+	cl := f.client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -1,0 +1,170 @@
+package data
+
+import (
+	"encoding/binary"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// retentionLimits are one topic's effective retention.ms and retention.bytes
+// (-1 = unlimited) and whether retention applies at all (cleanup.policy
+// includes "delete").
+type retentionLimits struct {
+	ms, bytes int64
+	delete    bool
+}
+
+func (p *Plane) retentionOf(t *topic) retentionLimits {
+	r := retentionLimits{ms: p.cfg.LogRetentionMs, bytes: p.cfg.LogRetentionBytes, delete: true}
+	if v, ok := t.configs[cfgRetentionMs]; ok {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			r.ms = n
+		}
+	}
+	if v, ok := t.configs[cfgRetentionBytes]; ok {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			r.bytes = n
+		}
+	}
+	if v, ok := t.configs[cfgCleanupPolicy]; ok {
+		r.delete = false
+		for _, pol := range strings.Split(v, ",") {
+			r.delete = r.delete || strings.TrimSpace(pol) == "delete"
+		}
+	}
+	return r
+}
+
+// retentionLoop enforces retention every RetentionCheckInterval until Close.
+func (p *Plane) retentionLoop() {
+	defer close(p.retentionDone)
+	tick := time.NewTicker(p.cfg.RetentionCheckInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-p.closing:
+			return
+		case <-tick.C:
+			p.EnforceRetention()
+		}
+	}
+}
+
+// EnforceRetention applies every topic's retention now (Config.Now) and
+// returns the number of batches deleted. Kafka's rules at batch rather than
+// segment granularity: from the log start, whole batches whose max timestamp
+// is more than retention.ms old are deleted, stopping at the first younger
+// one; then, while the partition's stored bytes exceed retention.bytes by at
+// least the next batch's size, that batch is deleted. The log start offset
+// advances past the deleted batches (fetches below it get
+// OFFSET_OUT_OF_RANGE). Topics whose cleanup.policy lacks "delete" are
+// skipped (compaction is not enforced). Unlike Kafka, which never deletes
+// the active segment, every batch may go; the log end offset is kept.
+// A batch whose max timestamp is negative (no timestamps) stops time-based
+// deletion there.
+// It runs in the background every log.retention.check.interval.ms.
+func (p *Plane) EnforceRetention() int {
+	now := p.cfg.Now().UnixMilli()
+	deleted := 0
+	for _, t := range p.sortedTopics() {
+		r := p.retentionOf(t)
+		if !r.delete || (r.ms < 0 && r.bytes < 0) {
+			continue
+		}
+		p.mu.RLock()
+		parts := t.parts
+		p.mu.RUnlock()
+		for _, part := range parts {
+			n, err := p.retainPartition(t, part, r, now)
+			if err != nil {
+				p.log.Error("retention", "topic", t.name, "partition", part.index, "err", err)
+			}
+			if n > 0 {
+				p.log.Info("retention deleted batches", "topic", t.name, "partition", part.index, "batches", n)
+			}
+			deleted += n
+		}
+	}
+	return deleted
+}
+
+// retainPartition deletes part's batches beyond r and returns how many.
+func (p *Plane) retainPartition(t *topic, part *partition, r retentionLimits, nowMs int64) (int, error) {
+	_, hw := part.offsets()
+	// Plan without the partition lock: batches below hw do not change (only
+	// DeleteRecords and this loop remove batches, re-checked below).
+	var sizes []int
+	var ends []int64 // one past each batch's last offset
+	var expired int  // leading batches past retention.ms
+	var total int64
+	timeDone := r.ms < 0
+	err := p.scanBatches(t.id, part.index, hw, func(v []byte, h batchHeader) bool {
+		if !timeDone {
+			// A batch without timestamps (max < 0) is kept: Kafka would
+			// fall back to the segment file's mtime, which muster lacks.
+			if h.MaxTimestamp >= 0 && nowMs-h.MaxTimestamp > r.ms {
+				expired++
+			} else {
+				timeDone = true
+			}
+		}
+		if r.bytes < 0 && timeDone {
+			return false
+		}
+		sizes = append(sizes, len(v))
+		ends = append(ends, h.lastOffset()+1)
+		total += int64(len(v))
+		return true
+	})
+	if err != nil {
+		return 0, err
+	}
+	drop := expired
+	if r.bytes >= 0 {
+		rest := total
+		for i := 0; i < drop; i++ {
+			rest -= int64(sizes[i])
+		}
+		for drop < len(sizes) && rest-int64(sizes[drop]) >= r.bytes {
+			rest -= int64(sizes[drop])
+			drop++
+		}
+	}
+	if drop == 0 {
+		return 0, nil
+	}
+	moved, err := p.advanceLogStart(t, part, ends[drop-1])
+	if !moved {
+		return 0, err
+	}
+	return drop, err
+}
+
+// advanceLogStart deletes part's batches below newStart (a batch boundary)
+// and moves the log start offset there unless it is already further
+// (moved is false then).
+func (p *Plane) advanceLogStart(t *topic, part *partition, newStart int64) (moved bool, err error) {
+	t.life.RLock()
+	defer t.life.RUnlock()
+	if t.deleted {
+		return false, nil
+	}
+	part.mu.Lock()
+	defer part.mu.Unlock()
+	if newStart <= part.logStart || newStart > part.hw {
+		return false, nil
+	}
+	b := p.db.NewBatch()
+	_ = b.DeleteRange(logKey(t.id, part.index, 0), logKey(t.id, part.index, newStart), nil)
+	_ = b.Set(logStartKey(t.id, part.index), binary.BigEndian.AppendUint64(nil, uint64(newStart)), nil)
+	err = b.Commit(pebble.Sync)
+	_ = b.Close()
+	if err != nil {
+		return false, err
+	}
+	part.logStart = newStart
+	return true, nil
+}
