@@ -266,6 +266,8 @@ func (s *Server) serveConn(c net.Conn) {
 		<-writerDone
 	}()
 
+	// lastOrdered is the completion of the connection's latest ordered request (see ordered).
+	var lastOrdered chan struct{}
 	br := bufio.NewReaderSize(c, readBufferSize)
 	for {
 		for inflight.Load() > s.opts.MaxInflightBytes {
@@ -334,8 +336,19 @@ func (s *Server) serveConn(c net.Conn) {
 		}
 		h := s.handlers[hdr.APIKey]
 		r := &Request{Header: hdr, ClientHost: host, Body: req}
+		var prev chan struct{}
+		if ordered(hdr.APIKey) {
+			prev, lastOrdered = lastOrdered, p.done
+		}
 		go func() {
 			defer close(p.done)
+			if prev != nil {
+				select {
+				case <-prev:
+				case <-ctx.Done():
+					return
+				}
+			}
 			defer func() {
 				if rec := recover(); rec != nil {
 					log.Error("handler panicked; closing connection", "api", kmsg.NameForKey(hdr.APIKey), "panic", rec)
@@ -396,4 +409,29 @@ func decodeBody(h wire.Header, body []byte) (kmsg.Request, error) {
 		return nil, fmt.Errorf("malformed %s v%d body: %v", api.Name, h.APIVersion, err)
 	}
 	return req, nil
+}
+
+// ordered reports whether requests of an API key must be handled one after another, in arrival
+// order, on their connection, as Kafka handles every request (it reads a connection's next
+// request only after answering the previous one). Produce needs it for idempotent sequence
+// numbers and offsets in send order, OffsetCommit and friends so that a later commit of the same
+// partition wins. Requests that may wait long by design (Fetch long-polls, JoinGroup and
+// SyncGroup waiting for a rebalance) and pure reads run at once, so they never hold up the
+// connection's other requests; responses still leave in request order.
+func ordered(key int16) bool {
+	switch key {
+	case 0, // Produce
+		8,  // OffsetCommit
+		20, // DeleteTopics
+		19, // CreateTopics
+		21, // DeleteRecords
+		22, // InitProducerId
+		28, // TxnOffsetCommit
+		37, // CreatePartitions
+		42, // DeleteGroups
+		47, // OffsetDelete
+		93: // StreamsGroupTopologyDescriptionUpdate
+		return true
+	}
+	return false
 }
