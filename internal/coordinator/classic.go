@@ -29,17 +29,23 @@ func (s ClassicState) String() string {
 // completes (sync of the leader's assignment) or when the group becomes Empty; joins in progress
 // live in memory only, as in Kafka.
 type ClassicGroup struct {
-	id             string
-	state          ClassicState
-	protocolType   string // "" for a simple group created by offset commits
-	protocolName   string // selected protocol ("" when none)
-	generation     int32
-	leader         string
-	stateTime      time.Time
-	members        map[string]*classicMember
-	static         map[string]string // group.instance.id → member id
-	pending        map[string]bool   // member ids handed out with MEMBER_ID_REQUIRED
+	id           string
+	state        ClassicState
+	protocolType string // "" for a simple group created by offset commits
+	protocolName string // selected protocol ("" when none)
+	generation   int32
+	leader       string
+	stateTime    time.Time
+	members      map[string]*classicMember
+	static       map[string]string // group.instance.id → member id
+	pending      map[string]bool   // member ids handed out with MEMBER_ID_REQUIRED
+	// pendingSync are the members of the current generation that have not sent SyncGroup yet
+	// (Kafka's pendingSyncMembers); the sync timer removes them after the rebalance timeout.
+	pendingSync    map[string]bool
 	newMemberAdded bool
+	// persisted is the content of the last GroupMetadata record written or replayed (nil when
+	// none): what a restart would rebuild while a rebalance is in progress.
+	persisted *classicDurable
 	// initialDelayRemaining is how long the initial-rebalance delay may still extend.
 	initialDelayRemaining time.Duration
 	inInitialDelay        bool
@@ -69,7 +75,8 @@ type classicMember struct {
 }
 
 func newSimpleClassicGroup(id string) *ClassicGroup {
-	return &ClassicGroup{id: id, members: map[string]*classicMember{}, static: map[string]string{}, pending: map[string]bool{}, generation: 0}
+	return &ClassicGroup{id: id, members: map[string]*classicMember{}, static: map[string]string{},
+		pending: map[string]bool{}, pendingSync: map[string]bool{}}
 }
 
 // ID implements Group.
@@ -181,15 +188,19 @@ func (g *ClassicGroup) ValidateOffsetCommit(st *State, c *CommitIdentity) error 
 	return nil
 }
 
-// checkMember validates a member id and instance id pair (UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID).
+// checkMember validates a member id and instance id pair (Kafka's ClassicGroup.validateMember): an
+// instance id must be known (else UNKNOWN_MEMBER_ID) and owned by memberID (else
+// FENCED_INSTANCE_ID); without an instance id the member id must be known (UNKNOWN_MEMBER_ID).
 func (g *ClassicGroup) checkMember(memberID string, instanceID *string) error {
 	if instanceID != nil {
-		if owner, ok := g.static[*instanceID]; ok {
-			if owner != memberID {
-				return kerr.FencedInstanceID
-			}
-			return nil
+		owner, ok := g.static[*instanceID]
+		switch {
+		case !ok:
+			return kerr.UnknownMemberID
+		case owner != memberID:
+			return kerr.FencedInstanceID
 		}
+		return nil
 	}
 	if _, ok := g.members[memberID]; !ok {
 		return kerr.UnknownMemberID
@@ -252,15 +263,44 @@ type classicDurable struct {
 	Members                        []kmsg.GroupMetadataValueMember
 }
 
-// Durable implements Group: exactly what the GroupMetadata record holds.
+// Durable implements Group: what a restart rebuilds. In Empty and Stable the in-memory group
+// must equal its last GroupMetadata record, so the value is computed from the live fields (the
+// replay-equivalence property then checks that records are written whenever those fields
+// change); during a rebalance the group changes in memory only, as in Kafka, and the value is
+// the last record written (the zero value when none was: a simple or brand-new group).
 func (g *ClassicGroup) Durable() any {
-	v := g.metadataValue(time.UnixMilli(0))
+	if g.state != ClassicEmpty && g.state != ClassicStable {
+		if g.persisted == nil {
+			return classicDurable{}
+		}
+		return *g.persisted
+	}
+	return durableOf(g.metadataValue(time.UnixMilli(0)))
+}
+
+// HasDurableContent reports whether the group would exist after a restart on its own (without
+// committed offsets): false for a simple group and for a new group whose first rebalance has not
+// written a record yet.
+func (g *ClassicGroup) HasDurableContent() bool {
+	d := g.Durable().(classicDurable)
+	return d.ProtocolType != "" || d.Generation != 0 || len(d.Members) > 0 || d.Protocol != "" || d.Leader != ""
+}
+
+func durableOf(v kmsg.GroupMetadataValue) classicDurable {
 	d := classicDurable{ProtocolType: v.ProtocolType, Generation: v.Generation, Members: v.Members}
 	if v.Protocol != nil {
 		d.Protocol = *v.Protocol
 	}
 	if v.Leader != nil {
 		d.Leader = *v.Leader
+	}
+	for i := range d.Members { // the record does not distinguish nil from empty bytes
+		if d.Members[i].Subscription == nil {
+			d.Members[i].Subscription = []byte{}
+		}
+		if d.Members[i].Assignment == nil {
+			d.Members[i].Assignment = []byte{}
+		}
 	}
 	return d
 }
@@ -338,6 +378,8 @@ func replayGroupMetadata(st *State, key, value []byte) error {
 	if live && !st.Loading {
 		// Written by a live operation, which already updated the group in memory (classic
 		// groups keep joins in progress in memory, as Kafka does).
+		d := durableOf(v)
+		g.persisted = &d
 		return nil
 	}
 	if !live {
@@ -383,13 +425,15 @@ func replayGroupMetadata(st *State, key, value []byte) error {
 			g.static[*m.instanceID] = m.id
 		}
 	}
-	if !live {
-		if len(g.members) == 0 {
-			g.state = ClassicEmpty
-		} else {
-			g.state = ClassicStable
-		}
+	// Loading: the group may already exist as a simple group created by an offset record
+	// replayed first (load order is by key, not by write), so the state is always derived.
+	if len(g.members) == 0 {
+		g.state = ClassicEmpty
+	} else {
+		g.state = ClassicStable
 	}
+	d := durableOf(v)
+	g.persisted = &d
 	return nil
 }
 
@@ -414,3 +458,6 @@ func init() {
 		}
 	})
 }
+
+// StaticMemberID returns the member id owning a group.instance.id ("" when none).
+func (g *ClassicGroup) StaticMemberID(instanceID string) string { return g.static[instanceID] }

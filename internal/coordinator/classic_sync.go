@@ -65,6 +65,7 @@ func SyncGroup(req *kmsg.SyncGroupRequest) func(st *State, c *Call) {
 			}
 			m.syncCall = c
 			g.scheduleSession(st, m)
+			g.syncReceived(st, m.id)
 			if req.MemberID == g.leader {
 				assigned := map[string][]byte{}
 				for _, a := range req.GroupAssignment {
@@ -77,7 +78,6 @@ func SyncGroup(req *kmsg.SyncGroupRequest) func(st *State, c *Call) {
 					}
 				}
 				g.writeMetadata(st)
-				st.Timers.Cancel(syncKey(g.id))
 				g.transition(st, ClassicStable)
 				st.Metrics.CompletedRebalances++
 				for _, id := range g.memberIDs() {
@@ -90,6 +90,7 @@ func SyncGroup(req *kmsg.SyncGroupRequest) func(st *State, c *Call) {
 			}
 		case ClassicStable:
 			g.scheduleSession(st, m)
+			g.syncReceived(st, m.id)
 			st.Reply(c, g.syncResponse(c, m))
 		}
 	}
