@@ -450,10 +450,15 @@ func (st *State) classicGroups() []*ClassicGroup {
 }
 
 func init() {
+	// On load (Kafka's onLoaded): every member's session timer is re-armed, and a group over
+	// group.max.size (the config was lowered) rebalances so that its members can commit first.
 	RegisterOnLoad(func(st *State) {
 		for _, g := range st.classicGroups() {
-			for _, m := range g.members {
-				g.scheduleSession(st, m)
+			for _, id := range g.memberIDs() {
+				g.scheduleSession(st, g.members[id])
+			}
+			if st.Cfg.GroupMaxSize > 0 && len(g.members) > st.Cfg.GroupMaxSize {
+				g.prepareRebalance(st, "freshly loaded group is over group.max.size")
 			}
 		}
 	})

@@ -137,6 +137,15 @@ func clReplaySequence(t *testing.T, seed int64, steps int) {
 			req.Topics = append(req.Topics, rt)
 			h.Do(clMeta(v, "c"), coordinator.OffsetCommit(req))
 			what = fmt.Sprintf("commit v%d %s gen=%d", v, group, req.Generation)
+		case op < 87 && op >= 85:
+			// A crash and reload: the run continues on the replayed state.
+			if err := h.Restart(seed + int64(step)); err != nil {
+				t.Fatalf("seed %d step %d: restart: %v", seed, step, err)
+			}
+			for _, cl := range clients {
+				cl.join, cl.sync = nil, nil // answered NOT_COORDINATOR by the failed shard
+			}
+			what = "restart"
 		case op < 85:
 			// An offset-retention sweep: expires offsets and deletes emptied groups.
 			h.Do(coordinator.Meta{}, func(st *coordinator.State, call *coordinator.Call) {

@@ -679,3 +679,48 @@ func TestClassicOffsetCommitGenerationValidation(t *testing.T) {
 	clWantCode(t, "empty after leave, old member", clCommit(h, 8, b, gen+1, nil), kerr.UnknownMemberID)
 	clWantCode(t, "empty after leave, admin", clCommit(h, 9, "", -1, nil), nil)
 }
+
+func TestClassicRestartRearmsSessionsAndRebalancesOverCapacity(t *testing.T) {
+	t.Run("stale member expires after restart", func(t *testing.T) {
+		h := clHarness()
+		ids, gen := clStable(t, h, 2)
+		if err := h.Restart(1); err != nil {
+			t.Fatal(err)
+		}
+		clWantState(t, h, coordinator.ClassicStable)
+		if g := clGroupOf(t, h); g.Generation() != gen || g.Leader() != ids[0] || g.NumMembers() != 2 {
+			t.Fatalf("reloaded group: generation %d leader %q members %d", g.Generation(), g.Leader(), g.NumMembers())
+		}
+		// The assignment survives the restart.
+		if got := clSyncResp(t, clSync(h, 3, ids[1], gen, nil, nil), nil).MemberAssignment; string(got) != "a-"+ids[1] {
+			t.Fatalf("assignment after restart %q", got)
+		}
+		h.Advance(6 * time.Second)
+		clWantCode(t, "a", clHeartbeat(h, ids[0], gen, nil), nil)
+		h.Advance(6 * time.Second) // b's re-armed session (10 s from its sync) expires
+		clWantState(t, h, coordinator.ClassicPreparingRebalance)
+		if r := clJoinResp(t, clJoin(h, 5, ids[0])); r.Generation != gen+1 || len(r.Members) != 1 {
+			t.Fatalf("rejoin: %+v", r)
+		}
+	})
+	t.Run("over group.max.size after restart", func(t *testing.T) {
+		h := clHarness()
+		ids, gen := clStable(t, h, 3)
+		h.St.Cfg.GroupMaxSize = 2
+		if err := h.Restart(2); err != nil {
+			t.Fatal(err)
+		}
+		clWantState(t, h, coordinator.ClassicPreparingRebalance)
+		c0 := clJoin(h, 5, ids[0])
+		c1 := clJoin(h, 5, ids[1])
+		r := clWantJoinErr(t, clJoin(h, 5, ids[2]), kerr.GroupMaxSizeReached)
+		if r.MemberID != "" {
+			t.Fatalf("turned-away member got id %q", r.MemberID)
+		}
+		// The turned-away member was removed, so the join completes with the two others.
+		r0, r1 := clJoinResp(t, c0), clJoinResp(t, c1)
+		if r0.Generation != gen+1 || len(r0.Members)+len(r1.Members) != 2 {
+			t.Fatalf("join after over-capacity restart: %+v / %+v", r0, r1)
+		}
+	})
+}
