@@ -89,6 +89,9 @@ func (p *Plane) fetchOnce(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) (tot
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = rp.Partition
+			// Kafka answers empty records, never null: librdkafka rejects a null record set
+			// ("invalid MessageSetSize -1").
+			sp.RecordBatches = []byte{}
 			switch {
 			case t == nil:
 				sp.ErrorCode = missing.Code

@@ -23,9 +23,9 @@ import (
 	"github.com/muster-io/muster/internal/testutil"
 )
 
-// rawRequest builds a request frame with a v1 request header (key, version, correlation id,
+// clRawRequest builds a request frame with a v1 request header (key, version, correlation id,
 // client id) around body; flexible adds the empty tag section of a v2 header.
-func rawRequest(key, version int16, flexible bool, body []byte) []byte {
+func clRawRequest(key, version int16, flexible bool, body []byte) []byte {
 	var b []byte
 	b = append(b, 0, 0, 0, 0)
 	b = binary.BigEndian.AppendUint16(b, uint16(key))
@@ -41,8 +41,8 @@ func rawRequest(key, version int16, flexible bool, body []byte) []byte {
 	return b
 }
 
-// metric scrapes one unlabelled value from the broker's /metrics.
-func metric(t *testing.T, b *testutil.Broker, name string) int64 {
+// clMetric scrapes one unlabelled value from the broker's /metrics.
+func clMetric(t *testing.T, b *testutil.Broker, name string) int64 {
 	t.Helper()
 	resp, err := http.Get("http://" + b.HTTPAddr() + "/metrics")
 	if err != nil {
@@ -61,8 +61,8 @@ func metric(t *testing.T, b *testutil.Broker, name string) int64 {
 	return 0
 }
 
-// expectClosed fails unless the server closes c (EOF or reset, not a timeout).
-func expectClosed(t *testing.T, c net.Conn) {
+// clExpectClosed fails unless the server closes c (EOF or reset, not a timeout).
+func clExpectClosed(t *testing.T, c net.Conn) {
 	t.Helper()
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	_, err := io.Copy(io.Discard, c)
@@ -79,7 +79,7 @@ func TestBadFramesCloseOnlyTheirConnection(t *testing.T) {
 	b := testutil.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	produceN(t, ctx, b.Addr(), "frames", 1, 1, "warmup")
+	clProduceN(t, ctx, b.Addr(), "frames", 1, 1, "warmup")
 	good := newClient(t, b.Addr(), kgo.DefaultProduceTopic("frames"))
 
 	// The good client works continuously while the bad input arrives.
@@ -123,17 +123,17 @@ func TestBadFramesCloseOnlyTheirConnection(t *testing.T) {
 	fullRandom := randomBytes(256)
 	fullRandom[0] = 0x80 // negative size prefix
 
-	badFramesBefore := metric(t, b, "muster_bad_frames_total")
+	badFramesBefore := clMetric(t, b, "muster_bad_frames_total")
 	cases := []struct {
 		name  string
 		input []byte
 	}{
 		{"oversized size prefix", append([]byte{0x7f, 0xff, 0xff, 0xff}, randomBytes(16)...)},
 		{"negative size prefix", []byte{0xff, 0xff, 0xff, 0xf0, 1, 2, 3}},
-		{"unknown API key", rawRequest(9999, 0, false, nil)},
-		{"unsupported version", rawRequest(3, 99, false, nil)},
-		{"JoinGroup v0 (below the accepted range)", rawRequest(11, 0, false, nil)},
-		{"truncated body", rawRequest(11, 5, false, joinBody[:len(joinBody)/2])},
+		{"unknown API key", clRawRequest(9999, 0, false, nil)},
+		{"unsupported version", clRawRequest(3, 99, false, nil)},
+		{"JoinGroup v0 (below the accepted range)", clRawRequest(11, 0, false, nil)},
+		{"truncated body", clRawRequest(11, 5, false, joinBody[:len(joinBody)/2])},
 		{"header shorter than its fields", []byte{0, 0, 0, 3, 0, 18, 0}},
 		{"random frame", randomFrame()},
 		{"random bytes", fullRandom},
@@ -148,28 +148,11 @@ func TestBadFramesCloseOnlyTheirConnection(t *testing.T) {
 			if _, err := c.Write(tc.input); err != nil {
 				t.Fatal(err)
 			}
-			expectClosed(t, c)
+			clExpectClosed(t, c)
 		})
 	}
-	if got := metric(t, b, "muster_bad_frames_total") - badFramesBefore; got != int64(len(cases)) {
+	if got := clMetric(t, b, "muster_bad_frames_total") - badFramesBefore; got != int64(len(cases)) {
 		t.Errorf("bad frames counted %d, want %d", got, len(cases))
-	}
-
-	// Half a frame, then the client goes away: the server drops the connection quietly.
-	opened := metric(t, b, "muster_connections_open")
-	for i := 0; i < 3; i++ {
-		c, err := net.Dial("tcp", b.Addr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := rawRequest(18, 3, true, kmsg.NewPtrApiVersionsRequest().AppendTo(nil))
-		c.Write(f[:len(f)/2])
-		c.Close()
-	}
-	for deadline := time.Now().Add(5 * time.Second); metric(t, b, "muster_connections_open") > opened; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("half-frame connections not released: %d open, %d before", metric(t, b, "muster_connections_open"), opened)
-		}
 	}
 
 	// ApiVersions with a version the broker does not know gets a v0 answer (KIP-511), and the
@@ -180,7 +163,7 @@ func TestBadFramesCloseOnlyTheirConnection(t *testing.T) {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := c.Write(rawRequest(18, 99, true, nil)); err != nil {
+	if _, err := c.Write(clRawRequest(18, 99, true, nil)); err != nil {
 		t.Fatal(err)
 	}
 	var size [4]byte
@@ -198,6 +181,25 @@ func TestBadFramesCloseOnlyTheirConnection(t *testing.T) {
 
 	stop.Store(true)
 	wg.Wait()
+
+	// Half a frame, then the client goes away: the server drops the connection quietly (counted
+	// with the good client idle, so that its lazily opened connections do not interfere).
+	opened := clMetric(t, b, "muster_connections_open")
+	for i := 0; i < 3; i++ {
+		c, err := net.Dial("tcp", b.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := clRawRequest(18, 3, true, kmsg.NewPtrApiVersionsRequest().AppendTo(nil))
+		c.Write(f[:len(f)/2])
+		c.Close()
+	}
+	for deadline := time.Now().Add(5 * time.Second); clMetric(t, b, "muster_connections_open") > opened; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("half-frame connections not released: %d open, %d before", clMetric(t, b, "muster_connections_open"), opened)
+		}
+	}
+
 	if goodErr != nil {
 		t.Fatalf("good client failed during bad input: %v", goodErr)
 	}

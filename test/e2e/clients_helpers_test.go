@@ -10,9 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// produceN creates topic with the given partitions and produces n records "<prefix>-<i>" with
+// clProduceN creates topic with the given partitions and produces n records "<prefix>-<i>" with
 // franz-go, returning their values.
-func produceN(t *testing.T, ctx context.Context, addr, topic string, partitions int32, n int, prefix string) map[string]bool {
+func clProduceN(t *testing.T, ctx context.Context, addr, topic string, partitions int32, n int, prefix string) map[string]bool {
 	t.Helper()
 	adm := kadm.NewClient(newClient(t, addr))
 	if partitions > 0 {
@@ -34,9 +34,9 @@ func produceN(t *testing.T, ctx context.Context, addr, topic string, partitions 
 	return want
 }
 
-// committedSum is the sum of the group's committed offsets on topic (= records consumed when
+// clCommittedSum is the sum of the group's committed offsets on topic (= records consumed when
 // every partition starts at 0), or -1 on error.
-func committedSum(ctx context.Context, adm *kadm.Client, group, topic string) int64 {
+func clCommittedSum(ctx context.Context, adm *kadm.Client, group, topic string) int64 {
 	offs, err := adm.FetchOffsets(ctx, group)
 	if err != nil || offs.Error() != nil {
 		return -1
@@ -50,21 +50,21 @@ func committedSum(ctx context.Context, adm *kadm.Client, group, topic string) in
 	return total
 }
 
-// waitCommitted waits until the group's committed offsets on topic sum to want.
-func waitCommitted(t *testing.T, ctx context.Context, addr, group, topic string, want int64) {
+// clWaitCommitted waits until the group's committed offsets on topic sum to want.
+func clWaitCommitted(t *testing.T, ctx context.Context, addr, group, topic string, want int64) {
 	t.Helper()
 	adm := kadm.NewClient(newClient(t, addr))
 	var got int64
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if got = committedSum(ctx, adm, group, topic); got == want {
+		if got = clCommittedSum(ctx, adm, group, topic); got == want {
 			return
 		}
 	}
 	t.Fatalf("group %s: committed offsets on %s sum to %d, want %d", group, topic, got, want)
 }
 
-// checkSeen fails unless seen holds every wanted value exactly once.
-func checkSeen(t *testing.T, want map[string]bool, seen map[string]int) {
+// clCheckSeen fails unless seen holds every wanted value exactly once.
+func clCheckSeen(t *testing.T, want map[string]bool, seen map[string]int) {
 	t.Helper()
 	if len(seen) != len(want) {
 		t.Errorf("consumed %d distinct records, want %d", len(seen), len(want))
@@ -79,8 +79,8 @@ func checkSeen(t *testing.T, want map[string]bool, seen map[string]int) {
 	}
 }
 
-// waitGroupEmpty waits until the group is Empty (its members left or expired).
-func waitGroupEmpty(t *testing.T, ctx context.Context, addr, group string) {
+// clWaitGroupEmpty waits until the group is Empty (its members left or expired).
+func clWaitGroupEmpty(t *testing.T, ctx context.Context, addr, group string) {
 	t.Helper()
 	adm := kadm.NewClient(newClient(t, addr))
 	state := ""

@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,24 +21,44 @@ func TestConfluentConsumerGroup(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	const n = 200
-	want := produceN(t, ctx, b.Addr(), "confluent-topic", 3, n, "c")
+	want := clProduceN(t, ctx, b.Addr(), "confluent-topic", 3, n, "c")
 
 	c, err := kafka.NewConsumer(&kafka.ConfigMap{
-		"bootstrap.servers":     b.Addr(),
-		"group.id":              "confluent-group",
-		"client.id":             "confluent-e2e",
-		"group.protocol":        "classic",
-		"auto.offset.reset":     "earliest",
-		"enable.auto.commit":    false,
-		"session.timeout.ms":    10000,
-		"heartbeat.interval.ms": 1000,
-		"fetch.wait.max.ms":     100,
-		"broker.address.family": "v4",
-		"log_level":             3,
+		"bootstrap.servers":      b.Addr(),
+		"group.id":               "confluent-group",
+		"client.id":              "confluent-e2e",
+		"group.protocol":         "classic",
+		"auto.offset.reset":      "earliest",
+		"enable.auto.commit":     false,
+		"session.timeout.ms":     10000,
+		"heartbeat.interval.ms":  1000,
+		"fetch.wait.max.ms":      100,
+		"broker.address.family":  "v4",
+		"log_level":              3,
+		"go.logs.channel.enable": true,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// librdkafka's protocol errors (e.g. a record set it cannot parse) are only logged: fail on them.
+	var logMu sync.Mutex
+	var protoErrs []string
+	go func() {
+		for l := range c.Logs() {
+			if l.Tag == "PROTOERR" || strings.Contains(l.Message, "Protocol parse failure") {
+				logMu.Lock()
+				protoErrs = append(protoErrs, l.Message)
+				logMu.Unlock()
+			}
+		}
+	}()
+	defer func() {
+		logMu.Lock()
+		defer logMu.Unlock()
+		for _, e := range protoErrs {
+			t.Errorf("librdkafka protocol error: %s", e)
+		}
+	}()
 	if err := c.SubscribeTopics([]string{"confluent-topic"}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -58,10 +80,10 @@ func TestConfluentConsumerGroup(t *testing.T) {
 			t.Logf("librdkafka: %v", e)
 		}
 	}
-	waitCommitted(t, ctx, b.Addr(), "confluent-group", "confluent-topic", n)
+	clWaitCommitted(t, ctx, b.Addr(), "confluent-group", "confluent-topic", n)
 	if err := c.Close(); err != nil {
 		t.Fatalf("close: %v", err)
 	}
-	waitGroupEmpty(t, ctx, b.Addr(), "confluent-group")
-	checkSeen(t, want, seen)
+	clWaitGroupEmpty(t, ctx, b.Addr(), "confluent-group")
+	clCheckSeen(t, want, seen)
 }

@@ -18,7 +18,7 @@ func TestKafkaGoReaderGroup(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	const n = 200
-	want := produceN(t, ctx, b.Addr(), "kafkago-topic", 2, n, "k")
+	want := clProduceN(t, ctx, b.Addr(), "kafkago-topic", 2, n, "k")
 
 	r := kafka.NewReader(kafka.ReaderConfig{
 		Brokers:           []string{b.Addr()},
@@ -44,10 +44,10 @@ func TestKafkaGoReaderGroup(t *testing.T) {
 			t.Fatalf("commit: %v", err)
 		}
 	}
-	waitCommitted(t, ctx, b.Addr(), "kafkago-group", "kafkago-topic", n)
+	clWaitCommitted(t, ctx, b.Addr(), "kafkago-group", "kafkago-topic", n)
 	if err := r.Close(); err != nil {
 		t.Fatalf("close: %v", err)
 	}
-	waitGroupEmpty(t, ctx, b.Addr(), "kafkago-group")
-	checkSeen(t, want, seen)
+	clWaitGroupEmpty(t, ctx, b.Addr(), "kafkago-group")
+	clCheckSeen(t, want, seen)
 }

@@ -12,14 +12,14 @@ import (
 	"github.com/muster-io/muster/internal/testutil"
 )
 
-type saramaHandler struct {
+type clSaramaHandler struct {
 	mu   sync.Mutex
 	seen map[string]int
 }
 
-func (h *saramaHandler) Setup(sarama.ConsumerGroupSession) error   { return nil }
-func (h *saramaHandler) Cleanup(sarama.ConsumerGroupSession) error { return nil }
-func (h *saramaHandler) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.ConsumerGroupClaim) error {
+func (h *clSaramaHandler) Setup(sarama.ConsumerGroupSession) error   { return nil }
+func (h *clSaramaHandler) Cleanup(sarama.ConsumerGroupSession) error { return nil }
+func (h *clSaramaHandler) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.ConsumerGroupClaim) error {
 	for msg := range claim.Messages() {
 		h.mu.Lock()
 		h.seen[string(msg.Value)]++
@@ -29,7 +29,7 @@ func (h *saramaHandler) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sar
 	return nil
 }
 
-func (h *saramaHandler) count() int {
+func (h *clSaramaHandler) count() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.seen)
@@ -43,7 +43,7 @@ func TestSaramaConsumerGroup(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	const n = 300
-	want := produceN(t, ctx, b.Addr(), "sarama-topic", 3, n, "s")
+	want := clProduceN(t, ctx, b.Addr(), "sarama-topic", 3, n, "s")
 
 	cfg := sarama.NewConfig()
 	cfg.Version = sarama.V4_0_0_0
@@ -57,7 +57,7 @@ func TestSaramaConsumerGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &saramaHandler{seen: map[string]int{}}
+	h := &clSaramaHandler{seen: map[string]int{}}
 	cctx, ccancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
@@ -72,7 +72,7 @@ func TestSaramaConsumerGroup(t *testing.T) {
 	for h.count() < n && ctx.Err() == nil {
 		time.Sleep(20 * time.Millisecond)
 	}
-	waitCommitted(t, ctx, b.Addr(), "sarama-group", "sarama-topic", n)
+	clWaitCommitted(t, ctx, b.Addr(), "sarama-group", "sarama-topic", n)
 	ccancel()
 	if err := <-done; err != nil {
 		t.Fatalf("consume: %v", err)
@@ -82,6 +82,6 @@ func TestSaramaConsumerGroup(t *testing.T) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	waitGroupEmpty(t, ctx, b.Addr(), "sarama-group")
-	checkSeen(t, want, h.seen)
+	clWaitGroupEmpty(t, ctx, b.Addr(), "sarama-group")
+	clCheckSeen(t, want, h.seen)
 }
