@@ -466,3 +466,26 @@ func init() {
 
 // StaticMemberID returns the member id owning a group.instance.id ("" when none).
 func (g *ClassicGroup) StaticMemberID(instanceID string) string { return g.static[instanceID] }
+
+// HasMember reports whether id is a member of the group.
+func (g *ClassicGroup) HasMember(id string) bool { _, ok := g.members[id]; return ok }
+
+// AllMembersSupport reports whether every member listed protocol in its JoinGroup.
+func (g *ClassicGroup) AllMembersSupport(protocol string) bool {
+	for _, m := range g.members {
+		if !m.supports(protocol) {
+			return false
+		}
+	}
+	return true
+}
+
+// supports reports whether the member listed protocol (its metadata may be empty).
+func (m *classicMember) supports(protocol string) bool {
+	for _, p := range m.protocols {
+		if p.Name == protocol {
+			return true
+		}
+	}
+	return false
+}

@@ -123,7 +123,7 @@ func (g *ClassicGroup) supportsProtocols(req *kmsg.JoinGroupRequest) bool {
 	for _, p := range req.Protocols {
 		all := true
 		for _, m := range g.members {
-			if m.metadataFor(p.Name) == nil {
+			if !m.supports(p.Name) {
 				all = false
 				break
 			}
@@ -257,7 +257,7 @@ func (g *ClassicGroup) updateMember(st *State, m *classicMember, c *Call, req *k
 	}
 	m.protocols = m.protocols[:0]
 	for _, p := range req.Protocols {
-		m.protocols = append(m.protocols, classicProtocol{Name: p.Name, Metadata: append([]byte(nil), p.Metadata...)})
+		m.protocols = append(m.protocols, classicProtocol{Name: p.Name, Metadata: append([]byte{}, p.Metadata...)})
 	}
 	m.protocolType = req.ProtocolType
 	m.sessionTimeout = session

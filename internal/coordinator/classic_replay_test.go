@@ -57,6 +57,7 @@ func clReplaySequence(t *testing.T, seed int64, steps int) {
 	protoSets := [][]string{{"range"}, {"range", "roundrobin"}, {"roundrobin", "range"}, {"sticky"}}
 	versions := []int16{3, 4, 5, 7, 9}
 	var trace []string
+	var waiting []clWaiting // every call not answered yet
 	for step := 0; step < steps; step++ {
 		group := groups[0]
 		if rnd.Intn(5) == 0 {
@@ -78,6 +79,7 @@ func clReplaySequence(t *testing.T, seed int64, steps int) {
 				req.Protocols = append(req.Protocols, p)
 			}
 			c.join = h.Do(clMeta(v, "c"), coordinator.JoinGroup(req))
+			waiting = append(waiting, clWaiting{c.join, "join"})
 			what = fmt.Sprintf("join v%d member=%q", v, c.member)
 		case op < 50:
 			req := kmsg.NewPtrSyncGroupRequest()
@@ -92,6 +94,7 @@ func clReplaySequence(t *testing.T, seed int64, steps int) {
 				}
 			}
 			c.sync = h.Do(clMeta(3, "c"), coordinator.SyncGroup(req))
+			waiting = append(waiting, clWaiting{c.sync, "sync"})
 			what = fmt.Sprintf("sync member=%q gen=%d", c.member, c.gen)
 		case op < 60:
 			req := kmsg.NewPtrHeartbeatRequest()
@@ -145,6 +148,7 @@ func clReplaySequence(t *testing.T, seed int64, steps int) {
 			for _, cl := range clients {
 				cl.join, cl.sync = nil, nil // answered NOT_COORDINATOR by the failed shard
 			}
+			waiting = nil
 			what = "restart"
 		case op < 85:
 			// An offset-retention sweep: expires offsets and deletes emptied groups.
@@ -162,6 +166,7 @@ func clReplaySequence(t *testing.T, seed int64, steps int) {
 		for _, cl := range clients {
 			clObserve(cl)
 		}
+		waiting = clCheckInvariants(t, h, waiting, fmt.Sprintf("seed %d step %d (%s)", seed, step, what), trace)
 		rseed := seed*1000 + int64(step)
 		re, err := h.Reload(rseed)
 		if err != nil {
@@ -217,4 +222,53 @@ func clDiff(a, b map[string]any) string {
 		}
 	}
 	return out
+}
+
+type clWaiting struct {
+	call *coordinator.Call
+	kind string
+}
+
+// clCheckInvariants checks the live classic group: a JoinGroup waits only in PreparingRebalance
+// and a SyncGroup only in CompletingRebalance (no request is ever left hanging); Empty has no
+// members; CompletingRebalance and Stable have a leader among the members and a protocol every
+// member supports. It returns the calls still waiting.
+func clCheckInvariants(t *testing.T, h *coordinator.Harness, waiting []clWaiting, where string, trace []string) []clWaiting {
+	t.Helper()
+	g, _ := h.St.Groups["g"].(*coordinator.ClassicGroup)
+	var still []clWaiting
+	for _, w := range waiting {
+		if w.call.Done() {
+			continue
+		}
+		still = append(still, w)
+		want := coordinator.ClassicPreparingRebalance
+		if w.kind == "sync" {
+			want = coordinator.ClassicCompletingRebalance
+		}
+		if g == nil || g.State() != want {
+			state := "no group"
+			if g != nil {
+				state = g.State().String()
+			}
+			t.Fatalf("%s: a %s call is left waiting in state %s\ntrace: %v", where, w.kind, state, trace)
+		}
+	}
+	if g == nil {
+		return still
+	}
+	switch g.State() {
+	case coordinator.ClassicEmpty:
+		if g.NumMembers() != 0 {
+			t.Fatalf("%s: Empty group with %d members", where, g.NumMembers())
+		}
+	case coordinator.ClassicCompletingRebalance, coordinator.ClassicStable:
+		if !g.HasMember(g.Leader()) {
+			t.Fatalf("%s: leader %q is not a member\ntrace: %v", where, g.Leader(), trace)
+		}
+		if g.ProtocolName() == "" || !g.AllMembersSupport(g.ProtocolName()) {
+			t.Fatalf("%s: selected protocol %q not supported by every member\ntrace: %v", where, g.ProtocolName(), trace)
+		}
+	}
+	return still
 }

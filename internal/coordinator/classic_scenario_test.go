@@ -724,3 +724,17 @@ func TestClassicRestartRearmsSessionsAndRebalancesOverCapacity(t *testing.T) {
 		}
 	})
 }
+
+// A protocol with empty metadata is still a supported protocol.
+func TestClassicEmptyProtocolMetadata(t *testing.T) {
+	h := clHarness()
+	ids, _ := clStable(t, h, 1, clMetadata(""))
+	c := clJoin(h, 3, "", clMetadata(""))
+	if c.Done() {
+		t.Fatalf("new member answered before the rebalance: %+v", c.Response())
+	}
+	clJoin(h, 5, ids[0], clMetadata(""))
+	if r := clJoinResp(t, c); r.ErrorCode != 0 || r.Protocol == nil || *r.Protocol != "range" {
+		t.Fatalf("join with empty metadata: %+v", r)
+	}
+}
