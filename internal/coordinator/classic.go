@@ -489,3 +489,14 @@ func (m *classicMember) supports(protocol string) bool {
 	}
 	return false
 }
+
+// NumAwaitingSync is the number of members whose SyncGroup is waiting for the leader's.
+func (g *ClassicGroup) NumAwaitingSync() int {
+	n := 0
+	for _, m := range g.members {
+		if m.syncCall != nil {
+			n++
+		}
+	}
+	return n
+}
