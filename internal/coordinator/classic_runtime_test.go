@@ -203,3 +203,51 @@ func TestClassicRuntimeFailedAppend(t *testing.T) {
 		t.Fatalf("sync after reload: %v %+v / %v %+v", err, ra, sbErr, sb)
 	}
 }
+
+// TestClassicRuntimeTimersArmedOnLoad: after a restart, a reloaded member's session timer fires
+// on an idle shard (no request needed): the group empties and persists that.
+func TestClassicRuntimeTimersArmedOnLoad(t *testing.T) {
+	dir := t.TempDir()
+	db, err := pebble.Open(filepath.Join(dir, "pebble"), &pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cfg := &coordinator.Config{Shards: 1, MinSessionTimeout: 6 * time.Second, MaxSessionTimeout: 30 * time.Minute,
+		GroupMaxSize: 100, OffsetMetadataMaxBytes: 4096, OffsetsRetention: 24 * time.Hour}
+	start := func(clock *coordinator.ManualClock, hooks coordinator.RuntimeHooks) *coordinator.Runtime {
+		p, err := store.OpenPebble(db, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt := coordinator.NewRuntime(cfg, p, clock, slog.New(slog.DiscardHandler), 0, hooks)
+		rt.Start()
+		return rt
+	}
+	clock := coordinator.NewManualClock(time.UnixMilli(1_700_000_000_000))
+	rt := start(clock, coordinator.RuntimeHooks{})
+	ja, err := clRTJoin(t, rt, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := clRTSync(t, rt, ja.MemberID, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	rt.Close()
+
+	var commits atomic.Int32
+	rt = start(clock, coordinator.RuntimeHooks{OnCommit: func(int32, int, time.Duration, error) { commits.Add(1) }})
+	defer rt.Close()
+	for !rt.Ready() {
+		time.Sleep(time.Millisecond)
+	}
+	clock.Advance(11 * time.Second) // past the 10 s session; no request is sent
+	for deadline := time.Now().Add(5 * time.Second); commits.Load() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the reloaded member's session timer never fired on the idle shard")
+		}
+	}
+	if st, gen, n := clRTGroup(t, rt); st != coordinator.ClassicEmpty || gen != 2 || n != 0 {
+		t.Fatalf("after session expiry: %v generation %d members %d", st, gen, n)
+	}
+}
