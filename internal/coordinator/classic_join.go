@@ -172,11 +172,16 @@ func (g *ClassicGroup) numAwaitingJoin() int {
 }
 
 func (g *ClassicGroup) joinUnknownMember(st *State, c *Call, req *kmsg.JoinGroupRequest, session time.Duration) {
-	clientID := ""
+	// Kafka's generateMemberId: "<group.instance.id>-<uuid>" for a static member (clients such
+	// as franz-go recognise a restarted static leader by this prefix), else "<client.id>-<uuid>".
+	prefix := ""
 	if c != nil && c.ClientID != nil {
-		clientID = *c.ClientID
+		prefix = *c.ClientID
 	}
-	id := newMemberID(clientID)
+	if req.InstanceID != nil {
+		prefix = *req.InstanceID
+	}
+	id := newMemberID(prefix)
 	if req.InstanceID != nil {
 		if old, ok := g.static[*req.InstanceID]; ok {
 			g.replaceStaticMember(st, c, req, session, old, id)

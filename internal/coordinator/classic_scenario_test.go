@@ -443,6 +443,9 @@ func TestClassicStaticMemberReplacement(t *testing.T) {
 			// Follower b restarts: new member id, no rebalance, assignment kept.
 			rb := clJoinResp(t, clJoin(h, v, "", clInstance(b)))
 			newB := rb.MemberID
+			if !strings.HasPrefix(newB, b+"-") {
+				t.Fatalf("static member id %q does not start with its instance id", newB)
+			}
 			if rb.ErrorCode != 0 || newB == oldB || rb.Generation != 2 || rb.LeaderID != oldA || len(rb.Members) != 0 {
 				t.Fatalf("static follower rejoin: %+v", rb)
 			}
