@@ -55,6 +55,7 @@ type Broker struct {
 	httpSrv *http.Server
 	reg     *prometheus.Registry
 	metrics *runtimeMetrics
+	td      *coordinator.TopologyDescriptions // KIP-1331; nil = no plugin
 	wg      sync.WaitGroup
 	closeMu sync.Once
 }
@@ -74,7 +75,7 @@ func Start(opts Options) (*Broker, error) {
 	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	db, err := pebble.Open(filepath.Join(opts.DataDir, "pebble"), &pebble.Options{Logger: quietPebbleLogger{opts.Log}})
+	db, err := pebble.Open(filepath.Join(opts.DataDir, "pebble"), &pebble.Options{Logger: quietPebbleLogger{opts.Log}, MemTableSize: 64 << 20})
 	if err != nil {
 		return nil, fmt.Errorf("opening the store in %s (a corrupt or unreadable data dir refuses to start): %w", opts.DataDir, err)
 	}
@@ -118,8 +119,17 @@ func Start(opts Options) (*Broker, error) {
 	b.metrics = newRuntimeMetrics()
 	b.rt = coordinator.NewRuntime(ccfg, cst, opts.Clock, opts.Log, int(v.Int("muster.shard.queue.depth")), b.metrics.hooks())
 	b.svc = &coordinator.Service{RT: b.rt, Cfg: ccfg, Log: opts.Log, Extra: map[string]any{}}
+	if b.td, err = newTopologyDescriptions(v, opts.DataDir, b); err != nil {
+		return fail(err)
+	}
+	if b.td != nil {
+		b.svc.Extra[coordinator.TopologyDescriptionsKey] = b.td
+	}
 	plane.Subscribe(b.onTopicChange)
 	b.rt.Start()
+	if b.td != nil {
+		b.td.StartCleanup(b.svc, ccfg.OffsetsRetentionCheck)
+	}
 
 	b.srv = server.New(server.Options{
 		MaxRequestBytes:  int32(v.Int("socket.request.max.bytes")),
@@ -213,9 +223,11 @@ func (b *Broker) Close() error {
 			b.ln.Close()
 		}
 		b.wg.Wait()
+		b.stopTopologyDescriptionCleanup()
 		if b.rt != nil {
 			b.rt.Close()
 		}
+		b.closeTopologyDescriptionPlugin()
 		if b.plane != nil {
 			b.plane.Close()
 		}
@@ -226,8 +238,9 @@ func (b *Broker) Close() error {
 	return err
 }
 
-// onTopicChange tells the coordinator about topic changes: deleted topics lose their committed
-// offsets; group types that care (KIP-1101 hashes, regex subscriptions) are told through hooks.
+// onTopicChange tells the coordinator about every topic change (admin requests, auto-creation,
+// streams internal topics): deleted topics lose their committed offsets, and groups that
+// subscribe to changed topics refresh their KIP-1101 metadata hash and regexes.
 func (b *Broker) onTopicChange(ev data.TopicChange) {
 	var deleted []string
 	for _, t := range ev.Deleted {
@@ -248,8 +261,13 @@ func (b *Broker) onTopicChange(ev data.TopicChange) {
 			changed = append(changed, t.Name)
 		}
 	}
-	for _, h := range coordinator.TopicChangeHooks {
-		h(b.svc, changed)
+	if len(changed) > 0 {
+		// Consumer groups subscribed to these topics (or by regex) refresh their KIP-1101
+		// metadata hash and regexes on their next heartbeat. Delivery is synchronous with the
+		// admin request that changed the topics, so its response follows the refresh.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		b.svc.OnTopicsChanged(ctx, changed)
 	}
 }
 

@@ -215,6 +215,7 @@ func (b *Broker) startHTTP() error {
 	b.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	b.metrics.register(b.reg)
 	b.reg.MustRegister(groupCollector{b})
+	b.reg.MustRegister(topoDescCollector{b})
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {

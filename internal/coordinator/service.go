@@ -162,7 +162,3 @@ func findCoordinator(s *Service, _ context.Context, _ Meta, r kmsg.Request) kmsg
 	resp.ErrorCode, resp.ErrorMessage = answer(req.CoordinatorKey)
 	return resp
 }
-
-// TopicChangeHooks are told the names of topics created, deleted or resized (KIP-1101 metadata
-// refresh, regex re-resolution, streams topology reconfiguration). They must not block long.
-var TopicChangeHooks []func(s *Service, topics []string)

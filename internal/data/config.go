@@ -26,6 +26,10 @@ type Config struct {
 	AutoCreateTopics bool
 	// Now is the clock for LogAppendTime and timestamps. Default time.Now.
 	Now func() time.Time
+	// ProducerIDExpiration is producer.id.expiration.ms: an idempotent
+	// producer's sequence state in a partition is dropped this long after its
+	// last append there. Default 24h (Kafka's default).
+	ProducerIDExpiration time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -37,6 +41,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.ProducerIDExpiration <= 0 {
+		c.ProducerIDExpiration = 24 * time.Hour
 	}
 }
 

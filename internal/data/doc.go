@@ -19,6 +19,8 @@
 //	'd' 'q' topicID(16) partition(4) producerID(8) baseOffset(8)
 //	                                               → idempotent-producer batch metadata:
 //	                                                  epoch(2) firstSeq(4) lastOffsetDelta(4)
+//	                                                  appendTimeMs(8); dropped after
+//	                                                  producer.id.expiration.ms
 //	'd' 'i'                                        → next producer ID (8)
 //
 // The high watermark is not stored: on Open it is the end of the last batch of

@@ -89,9 +89,7 @@ func (p *Plane) fetchOnce(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) (tot
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = rp.Partition
-			// Kafka answers empty records, never null: librdkafka rejects a null record set
-			// ("invalid MessageSetSize -1").
-			sp.RecordBatches = []byte{}
+			sp.RecordBatches = []byte{} // empty, not null: librdkafka rejects a -1 size
 			switch {
 			case t == nil:
 				sp.ErrorCode = missing.Code

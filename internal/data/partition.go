@@ -15,15 +15,18 @@ type partition struct {
 	logStart  int64            // log start offset (DeleteRecords advances it)
 	inflight  []*pendingAppend // appends in offset order, not yet all done
 	producers map[int64]*producerState
-	waiters   map[chan struct{}]struct{} // long-polling fetches
+	// lastExpiryCheck is when (ms) producers were last checked for expiry.
+	lastExpiryCheck int64
+	waiters         map[chan struct{}]struct{} // long-polling fetches
 }
 
 // pendingAppend is one batch whose offsets are assigned and whose Pebble
 // commit may still be running.
 type pendingAppend struct {
-	end  int64 // one past the batch's last offset
-	done bool
-	ch   chan struct{} // closed when the commit finished (successfully or not)
+	end    int64 // one past the batch's last offset
+	done   bool
+	failed bool          // the commit failed (set before ch is closed)
+	ch     chan struct{} // closed when the commit finished (successfully or not)
 }
 
 func newPartition(id [16]byte, index int32) *partition {
@@ -46,9 +49,9 @@ func (p *partition) begin(n int64) (int64, *pendingAppend) {
 
 // finish marks pa done and advances the high watermark over the finished
 // prefix of in-flight appends, waking fetches when it moved.
-func (p *partition) finish(pa *pendingAppend) {
+func (p *partition) finish(pa *pendingAppend, failed bool) {
 	p.mu.Lock()
-	pa.done = true
+	pa.done, pa.failed = true, failed
 	close(pa.ch)
 	moved := false
 	for len(p.inflight) > 0 && p.inflight[0].done {

@@ -119,6 +119,10 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 			part.mu.Unlock()
 			if pending != nil {
 				<-pending.ch // answer only once the original is durable
+				if pending.failed {
+					sp.ErrorCode = kerr.KafkaStorageError.Code
+					return
+				}
 			}
 			sp.BaseOffset, sp.LogStartOffset = base, logStart
 			if t.logAppendTime {
@@ -134,8 +138,9 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 			ps = &producerState{epoch: h.ProducerEpoch}
 			part.producers[h.ProducerID] = ps
 		}
-		forgotten = ps.record(h, base, pa)
+		forgotten = ps.record(h, base, pa, now)
 	}
+	expired := part.expireProducers(now, p.cfg.ProducerIDExpiration.Milliseconds())
 	logStart := part.logStart
 	part.mu.Unlock()
 
@@ -155,10 +160,13 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 	_ = op.Finish()
 	if idempotent {
 		_ = b.Set(producerBatchKey(t.id, part.index, h.ProducerID, base),
-			encodeProducerBatch(h.ProducerEpoch, h.BaseSequence, h.LastOffsetDelta), nil)
+			encodeProducerBatch(h.ProducerEpoch, h.BaseSequence, h.LastOffsetDelta, now), nil)
 		for _, fb := range forgotten {
 			_ = b.Delete(producerBatchKey(t.id, part.index, h.ProducerID, fb), nil)
 		}
+	}
+	for _, k := range expired {
+		_ = b.Delete(k, nil)
 	}
 	opts := pebble.Sync
 	if !sync {
@@ -175,7 +183,7 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 		}
 		part.mu.Unlock()
 	}
-	part.finish(pa)
+	part.finish(pa, err != nil)
 	if err != nil {
 		// The offsets stay assigned (a gap, as after compaction).
 		p.log.Error("produce commit", "topic", t.name, "partition", part.index, "err", err)

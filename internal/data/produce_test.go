@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -55,7 +56,7 @@ func TestProduceFetchRoundTrip(t *testing.T) {
 	if fp := e.fetch("orders", 1, 13); fp.ErrorCode != kerr.OffsetOutOfRange.Code {
 		t.Fatalf("fetch past HW: %v", kerr.ErrorForCode(fp.ErrorCode))
 	}
-	if fp := e.fetch("orders", 0, 0); fp.ErrorCode != 0 || fp.HighWatermark != 0 {
+	if fp := e.fetch("orders", 0, 0); fp.ErrorCode != 0 || fp.HighWatermark != 0 || fp.RecordBatches == nil {
 		t.Fatalf("other partition: %+v", fp)
 	}
 	if fp := e.fetch("orders", 2, 0); fp.ErrorCode != kerr.UnknownTopicOrPartition.Code {
@@ -345,5 +346,30 @@ func TestConcurrentProduceDenseOffsets(t *testing.T) {
 	}
 	if _, hw, _ := e.p.Offsets("conc", 0); hw != workers*per*3 {
 		t.Fatalf("hw %d", hw)
+	}
+}
+
+func TestProducerStateExpires(t *testing.T) {
+	e := newEnv(t)
+	e.createTopic("exp", 1, nil)
+	pid := initPID(t, e)
+	b0 := makeBatch(batchOpts{n: 1, idem: true, pid: pid, seq: 0})
+	e.produce("exp", 0, b0)
+	e.now = e.now.Add(23 * time.Hour)
+	if sp := e.produce("exp", 0, b0); sp.BaseOffset != 0 {
+		t.Fatalf("dup within expiration: %+v", sp)
+	}
+	// Past producer.id.expiration.ms the next append drops the state: the
+	// old batch is no longer a duplicate (Kafka accepts unknown producers).
+	e.now = e.now.Add(2 * time.Hour)
+	e.produce("exp", 0, makeBatch(batchOpts{n: 1}))
+	if sp := e.produce("exp", 0, b0); sp.ErrorCode != 0 || sp.BaseOffset != 2 {
+		t.Fatalf("after expiry: %+v", sp)
+	}
+	// Expiry while down: state is dropped on load.
+	e.now = e.now.Add(25 * time.Hour)
+	e.restart()
+	if sp := e.produce("exp", 0, b0); sp.ErrorCode != 0 || sp.BaseOffset != 3 {
+		t.Fatalf("after restart expiry: %+v", sp)
 	}
 }

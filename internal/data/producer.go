@@ -25,9 +25,14 @@ type producerBatch struct {
 
 // producerState is an idempotent producer's state in one partition.
 type producerState struct {
-	epoch   int16
-	batches []producerBatch // oldest first
+	epoch      int16
+	batches    []producerBatch // oldest first
+	lastAppend int64           // ms, for producer.id.expiration.ms
 }
+
+// producerExpiryCheck is how often (ms) a partition looks for expired
+// producers, on its next append (Kafka's producer.id.expiration.check.interval.ms).
+const producerExpiryCheck = 10 * 60 * 1000
 
 // incSeq adds delta to a sequence number, wrapping past MaxInt32 to 0 as
 // Kafka's DefaultRecordBatch.incrementSequence does.
@@ -70,7 +75,8 @@ func (ps *producerState) check(h batchHeader) (*producerBatch, *kerr.Error) {
 
 // record remembers a new batch and returns the base offsets of forgotten
 // batches, whose keys the caller deletes in the same Pebble batch.
-func (ps *producerState) record(h batchHeader, base int64, pa *pendingAppend) (forgotten []int64) {
+func (ps *producerState) record(h batchHeader, base int64, pa *pendingAppend, nowMs int64) (forgotten []int64) {
+	ps.lastAppend = max(ps.lastAppend, nowMs)
 	if h.ProducerEpoch != ps.epoch {
 		for _, b := range ps.batches {
 			forgotten = append(forgotten, b.base)
@@ -92,12 +98,42 @@ func (ps *producerState) record(h batchHeader, base int64, pa *pendingAppend) (f
 	return forgotten
 }
 
-func encodeProducerBatch(epoch int16, firstSeq, lastDelta int32) []byte {
-	v := make([]byte, 10)
+// encodeProducerBatch is the 'd' 'q' value: epoch(2) firstSeq(4)
+// lastOffsetDelta(4) appendTimeMs(8).
+func encodeProducerBatch(epoch int16, firstSeq, lastDelta int32, appendMs int64) []byte {
+	v := make([]byte, 18)
 	binary.BigEndian.PutUint16(v[0:], uint16(epoch))
 	binary.BigEndian.PutUint32(v[2:], uint32(firstSeq))
 	binary.BigEndian.PutUint32(v[6:], uint32(lastDelta))
+	binary.BigEndian.PutUint64(v[10:], uint64(appendMs))
 	return v
+}
+
+// expireProducers drops (part.mu held) the state of producers whose last
+// append is older than the expiration and that have no append in flight,
+// returning the keys to delete. It runs at most every producerExpiryCheck.
+func (part *partition) expireProducers(nowMs, expirationMs int64) (keys [][]byte) {
+	if nowMs-part.lastExpiryCheck < producerExpiryCheck {
+		return nil
+	}
+	part.lastExpiryCheck = nowMs
+	for pid, ps := range part.producers {
+		if nowMs-ps.lastAppend < expirationMs {
+			continue
+		}
+		busy := false
+		for _, b := range ps.batches {
+			busy = busy || b.pending != nil
+		}
+		if busy {
+			continue
+		}
+		for _, b := range ps.batches {
+			keys = append(keys, producerBatchKey(part.topicID, part.index, pid, b.base))
+		}
+		delete(part.producers, pid)
+	}
+	return keys
 }
 
 // loadProducers rebuilds idempotent-producer state from the 'd' 'q' keys:
@@ -110,10 +146,13 @@ func (p *Plane) loadProducers() error {
 		return fmt.Errorf("data: load producers: %w", err)
 	}
 	type entry struct {
-		key   []byte
-		epoch int16
-		b     producerBatch
+		key      []byte
+		epoch    int16
+		appendMs int64
+		b        producerBatch
 	}
+	nowMs := p.cfg.Now().UnixMilli()
+	expirationMs := p.cfg.ProducerIDExpiration.Milliseconds()
 	var stale [][]byte
 	var group []entry
 	var groupPart *partition
@@ -134,6 +173,13 @@ func (p *Plane) loadProducers() error {
 				stale = append(stale, e.key)
 			}
 		}
+		if last := keep[len(keep)-1]; nowMs-last.appendMs >= expirationMs {
+			for _, e := range keep {
+				stale = append(stale, e.key) // expired while the broker was down
+			}
+			group = group[:0]
+			return
+		}
 		if len(keep) > producerBatchesKept {
 			for _, e := range keep[:len(keep)-producerBatchesKept] {
 				stale = append(stale, e.key)
@@ -143,6 +189,7 @@ func (p *Plane) loadProducers() error {
 		ps := &producerState{epoch: top}
 		for _, e := range keep {
 			ps.batches = append(ps.batches, e.b)
+			ps.lastAppend = max(ps.lastAppend, e.appendMs)
 		}
 		groupPart.producers[groupPID] = ps
 		group = group[:0]
@@ -150,7 +197,7 @@ func (p *Plane) loadProducers() error {
 	for ok := it.First(); ok; ok = it.Next() {
 		k, v := it.Key(), it.Value()
 		key := append([]byte(nil), k...)
-		if len(k) != 2+16+4+8+8 || len(v) != 10 {
+		if len(k) != 2+16+4+8+8 || len(v) != 18 {
 			stale = append(stale, key)
 			continue
 		}
@@ -171,7 +218,8 @@ func (p *Plane) loadProducers() error {
 		epoch := int16(binary.BigEndian.Uint16(v[0:]))
 		first := int32(binary.BigEndian.Uint32(v[2:]))
 		delta := int32(binary.BigEndian.Uint32(v[6:]))
-		group = append(group, entry{key: key, epoch: epoch, b: producerBatch{
+		appendMs := int64(binary.BigEndian.Uint64(v[10:]))
+		group = append(group, entry{key: key, epoch: epoch, appendMs: appendMs, b: producerBatch{
 			firstSeq: first, lastSeq: incSeq(first, delta), base: base, lastDelta: delta,
 		}})
 	}

@@ -159,3 +159,34 @@ func BenchmarkStreamsStickyAssignorGrowth(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStreamsSpecIteration is a calibration floor: it only walks every
+// map entry of the GroupSpec the largest INCREMENTAL grid points hand to the
+// assignor, which any assignor taking this input must do at least once.
+func BenchmarkStreamsSpecIteration(b *testing.B) {
+	for _, offsets := range []bool{false, true} {
+		p := benchParams{1000, 100, 100, 1, 1, true, offsets}
+		spec := benchSpec(b, p)
+		b.Run(p.name(), func(b *testing.B) {
+			n := 0
+			for b.Loop() {
+				for i := range spec.Members {
+					m := &spec.Members[i]
+					for _, ts := range [3]TaskSet{m.Active, m.Standby, m.Warmup} {
+						for _, ps := range ts {
+							n += len(ps)
+						}
+					}
+					for _, l := range m.TaskLags {
+						for range l {
+							n++
+						}
+					}
+				}
+			}
+			if n < 0 {
+				b.Fatal(n)
+			}
+		})
+	}
+}

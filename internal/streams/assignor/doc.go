@@ -47,7 +47,8 @@
 // is not caught up: N reports lags (TaskLags non-nil) and its lag for the
 // task is missing or above AcceptableRecoveryLag. At most NumWarmupReplicas
 // warm-ups exist in the group; warm-ups N already had in its previous
-// target come first, then tasks in task order. Members that report no lags
+// target come first, then tasks in task order. While a warm-up lasts, P
+// holds one active task more (and N one less) than balance asks for. Members that report no lags
 // at all (TaskLags nil) never get warm-ups: the move happens at once. A
 // warm-up that has caught up is promoted by the next assignment because N
 // is then within AcceptableRecoveryLag and the move goes through.

@@ -143,11 +143,17 @@ func (st *state) indexSubtopologies() error {
 
 func (st *state) indexMembers() error {
 	n := len(st.spec.Members)
-	st.members = make([]*MemberSpec, n)
-	for i := range st.spec.Members {
-		st.members[i] = &st.spec.Members[i]
+	// Sort indexes, not pointers: cheaper while the GC is marking.
+	byID := make([]int32, n)
+	for i := range byID {
+		byID[i] = int32(i)
 	}
-	slices.SortFunc(st.members, func(a, b *MemberSpec) int { return strings.Compare(a.MemberID, b.MemberID) })
+	all := st.spec.Members
+	slices.SortFunc(byID, func(a, b int32) int { return strings.Compare(all[a].MemberID, all[b].MemberID) })
+	st.members = make([]*MemberSpec, n)
+	for i, j := range byID {
+		st.members[i] = &all[j]
+	}
 	for i, m := range st.members {
 		if m.MemberID == "" {
 			return errors.New("streams assignor: empty member id")
@@ -161,12 +167,15 @@ func (st *state) indexMembers() error {
 	for i := range order {
 		order[i] = int32(i)
 	}
-	pid := func(m int32) string {
-		if p := st.members[m].ProcessID; p != "" {
-			return p
+	pids := make([]string, n)
+	for i, m := range st.members {
+		pids[i] = m.ProcessID
+		if pids[i] == "" {
+			// Its own process; the NUL prefix keeps it apart from real ids.
+			pids[i] = "\x00" + m.MemberID
 		}
-		return "\x00" + st.members[m].MemberID // cannot clash with real process ids' order semantics
 	}
+	pid := func(m int32) string { return pids[m] }
 	slices.SortStableFunc(order, func(a, b int32) int { return strings.Compare(pid(a), pid(b)) })
 	st.proc = make([]int32, n)
 	st.reportsLags = make([]bool, n)
@@ -234,7 +243,8 @@ func (st *state) indexPrevious() {
 		t int32
 		c cand
 	}
-	var recs []rec
+	// Typical size: one record per standby replica plus one reported lag.
+	recs := make([]rec, 0, st.numSF*(st.replicas+1))
 	for m, ms := range st.members {
 		mi := int32(m)
 		holder := func(sub string, parts []int32, kind int8) {

@@ -1,0 +1,337 @@
+package streamsgroups
+
+import (
+	"context"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// flagNoValue is the NoOptDefVal of --state (an optional-value flag, like
+// Kafka's joptsimple option).
+const flagNoValue = "\x00"
+
+// options are the parsed flags.
+type options struct {
+	bootstrap     string
+	commandConfig string
+	timeoutMs     int64
+	verbose       bool
+	format        string
+
+	list, describe, deleteGroups, deleteOffsets, resetOffsets bool
+
+	groups         []string
+	allGroups      bool
+	inputTopics    []string
+	allInputTopics bool
+
+	state                      string
+	stateSet                   bool
+	offsets, members, topology bool
+
+	dryRun, execute, export bool
+
+	toEarliest, toLatest, toCurrent bool
+	toOffset, shiftBy               int64
+	toOffsetSet, shiftBySet         bool
+	toDatetime, byDuration          string
+}
+
+// env is what the command takes from the outside world (tests pin it).
+type env struct {
+	now func() time.Time
+	loc *time.Location
+}
+
+// NewCommand returns the `streams-groups` cobra command.
+func NewCommand() *cobra.Command {
+	return newCommand(env{now: time.Now, loc: time.Local})
+}
+
+func newCommand(e env) *cobra.Command {
+	o := &options{}
+	cmd := &cobra.Command{
+		Use:   "streams-groups",
+		Short: "List, describe and delete streams groups, show their topology, reset or delete their offsets",
+		Long: "This tool helps to list streams groups, describe a streams group (offsets, members, state, " +
+			"topology), delete streams groups, and reset or delete their offsets. It mirrors Kafka's " +
+			"kafka-streams-groups.sh.",
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          cobra.ArbitraryArgs,
+	}
+	f := cmd.Flags()
+	f.SortFlags = false
+	f.StringVar(&o.bootstrap, "bootstrap-server", "", "REQUIRED: The server(s) to connect to (host:port[,host:port...]).")
+	f.StringVar(&o.commandConfig, "command-config", "", "Property file containing client configs (client.id, security.protocol, sasl.mechanism, sasl.jaas.config); other keys are ignored.")
+	f.Int64Var(&o.timeoutMs, "timeout", 30000, "Timeout in milliseconds for each broker operation.")
+	f.BoolVar(&o.verbose, "verbose", false, "Provide additional information, if any, when describing the group.")
+
+	f.BoolVar(&o.list, "list", false, "List all streams groups.")
+	f.BoolVar(&o.describe, "describe", false, "Describe streams group and list offset lag related to given group.")
+	f.BoolVar(&o.deleteGroups, "delete", false, "Delete the given streams groups (they must be inactive).")
+	f.BoolVar(&o.deleteOffsets, "delete-offsets", false, "Delete offsets of a streams group. Supports one group at a time.")
+	f.BoolVar(&o.resetOffsets, "reset-offsets", false, "Reset offsets of a streams group (it must be inactive); needs --dry-run or --execute.")
+
+	f.StringArrayVar(&o.groups, "group", nil, "The streams group to act on (repeatable).")
+	f.BoolVar(&o.allGroups, "all-groups", false, "Apply to all streams groups.")
+	f.StringArrayVar(&o.inputTopics, "input-topic", nil, "Input topic to act on, optionally with partitions: topic1:0,1,2 (repeatable).")
+	f.BoolVar(&o.allInputTopics, "all-input-topics", false, "Consider all input topics of the group.")
+
+	f.StringVar(&o.state, "state", "", "With --describe: show the group state. With --list: show states, optionally filtered (e.g. --state=Stable,Empty).")
+	f.Lookup("state").NoOptDefVal = flagNoValue
+	f.BoolVar(&o.offsets, "offsets", false, "Describe the group's input partitions with offset lag (default describe view).")
+	f.BoolVar(&o.members, "members", false, "Describe the members of the group.")
+	f.BoolVar(&o.topology, "topology", false, "Describe the group's topology description (KIP-1331).")
+	f.StringVar(&o.format, "format", "text", "With --topology: text (Kafka's Topology#describe), dot (Graphviz) or mermaid.")
+
+	f.BoolVar(&o.dryRun, "dry-run", false, "Only show the new offsets of --reset-offsets, without committing them.")
+	f.BoolVar(&o.execute, "execute", false, "Execute the offset reset.")
+	f.BoolVar(&o.export, "export", false, "With --reset-offsets: print the new offsets as CSV (topic,partition,offset; group first with several groups).")
+	f.BoolVar(&o.toEarliest, "to-earliest", false, "Reset offsets to earliest offset.")
+	f.BoolVar(&o.toLatest, "to-latest", false, "Reset offsets to latest offset.")
+	f.BoolVar(&o.toCurrent, "to-current", false, "Reset offsets to current offset.")
+	f.Int64Var(&o.toOffset, "to-offset", 0, "Reset offsets to a specific offset.")
+	f.Int64Var(&o.shiftBy, "shift-by", 0, "Reset offsets shifting current offset by 'n' (positive or negative).")
+	f.StringVar(&o.toDatetime, "to-datetime", "", "Reset offsets to offset from datetime. Format: 'YYYY-MM-DDTHH:mm:SS.sss' with optional zone.")
+	f.StringVar(&o.byDuration, "by-duration", "", "Reset offsets to offset by duration from current timestamp. Format: 'PnDTnHnMnS'.")
+
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return toExitError(c.ErrOrStderr(), c.CommandPath(), usagef("%s", err.Error()))
+	})
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		err := run(c.Context(), c, o, e, args)
+		if err == nil {
+			return nil
+		}
+		return toExitError(c.ErrOrStderr(), c.CommandPath(), err)
+	}
+	return cmd
+}
+
+func run(ctx context.Context, c *cobra.Command, o *options, e env, args []string) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := o.finish(c.Flags(), args); err != nil {
+		return err
+	}
+	if err := o.validate(); err != nil {
+		return err
+	}
+	cl, err := newAdmin(o, c.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	defer cl.close()
+	r := &runner{o: o, env: e, cl: cl, stdout: c.OutOrStdout(), stderr: c.ErrOrStderr()}
+	switch {
+	case o.list:
+		return r.list(ctx)
+	case o.describe && o.topology:
+		return r.topologyCmd(ctx)
+	case o.describe:
+		return r.describeCmd(ctx)
+	case o.deleteGroups:
+		return r.deleteCmd(ctx)
+	case o.deleteOffsets:
+		return r.deleteOffsetsCmd(ctx)
+	default:
+		return r.resetCmd(ctx)
+	}
+}
+
+// runner carries what every action needs.
+type runner struct {
+	o      *options
+	env    env
+	cl     *admin
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// finish records optional-value flags and lets "--state Stable" (value
+// after a blank) work as in Kafka.
+func (o *options) finish(f *pflag.FlagSet, args []string) error {
+	o.stateSet = f.Changed("state")
+	o.toOffsetSet = f.Changed("to-offset")
+	o.shiftBySet = f.Changed("shift-by")
+	if o.state == flagNoValue {
+		o.state = ""
+	}
+	for _, a := range args {
+		if o.list && o.stateSet && o.state == "" {
+			o.state = a
+			continue
+		}
+		return usagef("Found non-option argument '%s'.", a)
+	}
+	return nil
+}
+
+func count(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+func (o *options) validate() error {
+	if count(o.list, o.describe, o.deleteGroups, o.deleteOffsets, o.resetOffsets) != 1 {
+		return usagef("Command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets")
+	}
+	if strings.TrimSpace(o.bootstrap) == "" {
+		return usagef("Missing required argument \"[bootstrap-server]\"")
+	}
+	if o.timeoutMs <= 0 {
+		return usagef("Option [timeout] must be positive, got %d", o.timeoutMs)
+	}
+	if len(o.groups) > 0 && o.allGroups {
+		return usagef("Option [group] can't be used along with option [all-groups]")
+	}
+	if o.list && (len(o.groups) > 0 || o.allGroups) {
+		return usagef("Option [%s] can't be used along with option [list]", pick(o.allGroups, "all-groups", "group"))
+	}
+	if (len(o.inputTopics) > 0 || o.allInputTopics) && !o.resetOffsets && !o.deleteOffsets {
+		return usagef("Option [%s] can only be used with options [reset-offsets] or [delete-offsets]", pick(o.allInputTopics, "all-input-topics", "input-topic"))
+	}
+	if (o.members || o.offsets || o.topology) && !o.describe {
+		return usagef("Option [%s] can only be used with option [describe]", pick(o.members, "members", pick(o.offsets, "offsets", "topology")))
+	}
+	if o.stateSet && !o.describe && !o.list {
+		return usagef("Option [state] can only be used with options [describe] or [list]")
+	}
+	if o.format != "text" && !o.topology {
+		return usagef("Option [format] can only be used with option [topology]")
+	}
+	if o.format != "text" && o.format != "dot" && o.format != "mermaid" {
+		return usagef("Invalid format '%s'. Valid formats are: text, dot, mermaid", o.format)
+	}
+	specs := o.resetSpecifiers()
+	if (len(specs) > 0 || o.dryRun || o.execute || o.export) && !o.resetOffsets {
+		return usagef("Options [to-*, shift-by, by-duration, dry-run, execute, export] can only be used with option [reset-offsets]")
+	}
+	switch {
+	case o.list:
+		if o.stateSet && o.state != "" {
+			if _, err := parseStates(o.state); err != nil {
+				return err
+			}
+		}
+	case o.describe:
+		if len(o.groups) == 0 && !o.allGroups {
+			return usagef("Option [describe] takes one of these options: [all-groups], [group]")
+		}
+		if count(o.members, o.offsets, o.stateSet, o.topology) > 1 {
+			return usagef("Option [describe] takes at most one of these options: [members], [offsets], [state], [topology]")
+		}
+		if o.stateSet && o.state != "" {
+			return usagef("Option [describe] does not take a value for [state]")
+		}
+	case o.deleteGroups:
+		if len(o.groups) == 0 && !o.allGroups {
+			return usagef("Option [delete] takes one of these options: [all-groups], [group]")
+		}
+	case o.deleteOffsets:
+		if len(o.groups) != 1 {
+			return usagef("Option [delete-offsets] takes exactly one [group]")
+		}
+		if count(len(o.inputTopics) > 0, o.allInputTopics) != 1 {
+			return usagef("Option [delete-offsets] takes one of these options: [all-input-topics], [input-topic]")
+		}
+		if _, err := parseTopicArgs(o.inputTopics); err != nil {
+			return err
+		}
+	case o.resetOffsets:
+		if o.dryRun == o.execute {
+			return usagef("Option [reset-offsets] takes exactly one of these options: [dry-run], [execute]")
+		}
+		if len(o.groups) == 0 && !o.allGroups {
+			return usagef("Option [reset-offsets] takes one of these options: [all-groups], [group]")
+		}
+		if len(specs) == 0 {
+			return usagef("Option [reset-offsets] requires one of the following scenarios: [to-datetime], [by-duration], [to-earliest], [to-latest], [shift-by], [to-current], [to-offset]")
+		}
+		if len(specs) > 1 {
+			return usagef("Option [reset-offsets] takes only one of the reset scenarios, got [%s]", strings.Join(specs, "], ["))
+		}
+		if count(len(o.inputTopics) > 0, o.allInputTopics) != 1 {
+			return usagef("Option [reset-offsets] takes one of these options: [all-input-topics], [input-topic]")
+		}
+		if _, err := parseTopicArgs(o.inputTopics); err != nil {
+			return err
+		}
+		if o.byDuration != "" {
+			if _, err := parseISODuration(o.byDuration); err != nil {
+				return err
+			}
+		}
+		if o.toDatetime != "" {
+			if _, err := parseDatetime(o.toDatetime, time.UTC); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (o *options) resetSpecifiers() []string {
+	var s []string
+	add := func(b bool, name string) {
+		if b {
+			s = append(s, name)
+		}
+	}
+	add(o.toEarliest, "to-earliest")
+	add(o.toLatest, "to-latest")
+	add(o.toCurrent, "to-current")
+	add(o.toOffsetSet, "to-offset")
+	add(o.shiftBySet, "shift-by")
+	add(o.toDatetime != "", "to-datetime")
+	add(o.byDuration != "", "by-duration")
+	return s
+}
+
+func pick(b bool, yes, no string) string {
+	if b {
+		return yes
+	}
+	return no
+}
+
+// topicArg is one --input-topic: a topic and optionally its partitions.
+type topicArg struct {
+	topic      string
+	partitions []int32
+}
+
+// parseTopicArgs parses "topic" or "topic:0,1,2".
+func parseTopicArgs(args []string) ([]topicArg, error) {
+	var out []topicArg
+	for _, a := range args {
+		topic, parts, has := strings.Cut(a, ":")
+		if topic == "" {
+			return nil, usagef("Invalid topic arg '%s'", a)
+		}
+		ta := topicArg{topic: topic}
+		if has {
+			for _, p := range strings.Split(parts, ",") {
+				n, err := strconv.ParseInt(strings.TrimSpace(p), 10, 32)
+				if err != nil || n < 0 {
+					return nil, usagef("Invalid partition '%s' specified in topic arg '%s'", p, a)
+				}
+				ta.partitions = append(ta.partitions, int32(n))
+			}
+		}
+		out = append(out, ta)
+	}
+	return out, nil
+}

@@ -1,0 +1,162 @@
+package streamsgroups
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+// resetCmd implements --reset-offsets for each group: the group must be
+// inactive (Empty or Dead, as in Kafka's tools); the new offsets are
+// printed as "GROUP TOPIC PARTITION NEW-OFFSET" and, with --execute,
+// committed. Every new offset is clamped to [log start, log end].
+func (r *runner) resetCmd(ctx context.Context) error {
+	groups, err := r.groupIDs(ctx)
+	if err != nil {
+		return err
+	}
+	sort.Strings(groups)
+	rows := [][]string{{"GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"}}
+	var csv []string
+	failed := 0
+	for _, g := range groups {
+		offs, err := r.resetOne(ctx, g)
+		if err != nil {
+			if _, ok := err.(*reportedError); !ok {
+				fmt.Fprintf(r.stderr, "Error: Resetting offsets of streams group '%s' failed due to %s\n", g, errMessage(err))
+			}
+			failed++
+			continue
+		}
+		for _, o := range offs {
+			rows = append(rows, []string{g, o.tp.topic, strconv.Itoa(int(o.tp.partition)), strconv.FormatInt(o.offset, 10)})
+			line := fmt.Sprintf("%s,%d,%d", o.tp.topic, o.tp.partition, o.offset)
+			if r.o.allGroups || len(r.o.groups) > 1 {
+				line = g + "," + line
+			}
+			csv = append(csv, line)
+		}
+	}
+	switch {
+	case r.o.export:
+		for _, l := range csv {
+			fmt.Fprintln(r.stdout, l)
+		}
+	case len(rows) > 1 || failed == 0:
+		writeTable(r.stdout, rows)
+	}
+	if failed > 0 {
+		return &reportedError{msg: fmt.Sprintf("resetting offsets failed for %d of %d streams groups", failed, len(groups))}
+	}
+	return nil
+}
+
+type newOffset struct {
+	tp     topicPartition
+	offset int64
+}
+
+func (r *runner) resetOne(parent context.Context, g string) ([]newOffset, error) {
+	d, err := r.describeGroup(parent, g, false)
+	if err != nil {
+		return nil, err
+	}
+	if d.State != "Empty" && d.State != "Dead" {
+		return nil, reportf(r.stderr, "Assignments can only be reset if the group '%s' is inactive, but the current state is %s.", g, d.State)
+	}
+	tps, err := r.scopePartitions(parent, d)
+	if err != nil {
+		return nil, err
+	}
+	if len(tps) == 0 {
+		return nil, nil
+	}
+	ctx, cancel := r.cl.ctx(parent)
+	defer cancel()
+	topics := map[string]bool{}
+	var names []string
+	for _, tp := range tps {
+		if !topics[tp.topic] {
+			topics[tp.topic] = true
+			names = append(names, tp.topic)
+		}
+	}
+	starts, err := r.cl.adm.ListStartOffsets(ctx, names...)
+	if err != nil {
+		return nil, err
+	}
+	ends, err := r.cl.adm.ListEndOffsets(ctx, names...)
+	if err != nil {
+		return nil, err
+	}
+	committed, err := r.cl.adm.FetchOffsets(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	var byTime kadm.ListedOffsets
+	if r.o.toDatetime != "" || r.o.byDuration != "" {
+		var ms int64
+		if r.o.toDatetime != "" {
+			ms, _ = parseDatetime(r.o.toDatetime, r.env.loc)
+		} else {
+			dur, _ := parseISODuration(r.o.byDuration)
+			ms = r.env.now().Add(-dur).UnixMilli()
+		}
+		if byTime, err = r.cl.adm.ListOffsetsAfterMilli(ctx, ms, names...); err != nil {
+			return nil, err
+		}
+	}
+	var out []newOffset
+	for _, tp := range tps {
+		start, ok1 := starts.Lookup(tp.topic, tp.partition)
+		end, ok2 := ends.Lookup(tp.topic, tp.partition)
+		if !ok1 || !ok2 || start.Err != nil || end.Err != nil {
+			return nil, fmt.Errorf("partition %s-%d does not exist", tp.topic, tp.partition)
+		}
+		cur, hasCur := committed.Lookup(tp.topic, tp.partition)
+		hasCur = hasCur && cur.Err == nil && cur.At >= 0
+		var target int64
+		switch {
+		case r.o.toEarliest:
+			target = start.Offset
+		case r.o.toLatest:
+			target = end.Offset
+		case r.o.toCurrent:
+			target = end.Offset
+			if hasCur {
+				target = cur.At
+			}
+		case r.o.toOffsetSet:
+			target = r.o.toOffset
+		case r.o.shiftBySet:
+			if !hasCur {
+				return nil, fmt.Errorf("cannot shift offset for partition %s-%d since there is no current committed offset", tp.topic, tp.partition)
+			}
+			target = cur.At + r.o.shiftBy
+		default: // --to-datetime / --by-duration
+			target = end.Offset
+			if o, ok := byTime.Lookup(tp.topic, tp.partition); ok && o.Err == nil && o.Offset >= 0 {
+				target = o.Offset
+			}
+		}
+		target = min(max(target, start.Offset), end.Offset)
+		out = append(out, newOffset{tp, target})
+	}
+	if r.o.execute {
+		offs := kadm.Offsets{}
+		for _, o := range out {
+			offs.AddOffset(o.tp.topic, o.tp.partition, o.offset, -1)
+		}
+		resp, err := r.cl.adm.CommitOffsets(ctx, g, offs)
+		if err != nil {
+			return nil, err
+		}
+		if err := resp.Error(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,152 @@
+package coordinator
+
+import (
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/muster-io/muster/internal/assign"
+	"github.com/muster-io/muster/internal/metahash"
+)
+
+// consumerAssignors returns group.consumer.assignors (first = default); "uniform,range" when
+// no configuration is present.
+func consumerAssignors(st *State) []string {
+	if st.Cfg != nil && st.Cfg.Values != nil {
+		if l := st.Cfg.Values.List("group.consumer.assignors"); len(l) > 0 {
+			return l
+		}
+	}
+	return []string{assign.UniformName, assign.RangeName}
+}
+
+func consumerAssignorSupported(st *State, name string) bool {
+	for _, a := range consumerAssignors(st) {
+		if a == name {
+			return true
+		}
+	}
+	return false
+}
+
+// preferredAssignor is Kafka's computePreferredServerAssignor: the ServerAssignor most members
+// ask for (ties broken by name), else the default (first configured) assignor.
+func (g *ConsumerGroup) preferredAssignor(st *State) string {
+	counts := map[string]int{}
+	for _, m := range g.members {
+		if m.serverAssignor != "" {
+			counts[m.serverAssignor]++
+		}
+	}
+	best, n := "", 0
+	for _, name := range sortedKeys(counts) {
+		if counts[name] > n {
+			best, n = name, counts[name]
+		}
+	}
+	if best == "" {
+		return consumerAssignors(st)[0]
+	}
+	return best
+}
+
+// cgTopicMeta is the assign.TopicMetadata view of the data plane for one assignment.
+type cgTopicMeta struct {
+	parts map[[16]byte]int32
+	rack  string
+}
+
+func (m *cgTopicMeta) Partitions(id assign.TopicID) int32 {
+	if n, ok := m.parts[id]; ok {
+		return n
+	}
+	return -1
+}
+
+func (m *cgTopicMeta) PartitionRacks(id assign.TopicID, _ int32) []string {
+	if m.rack == "" {
+		return nil
+	}
+	return []string{m.rack}
+}
+
+// rackFunc is the racks of a partition's replicas: muster keeps one replica on this broker.
+func rackFunc(ts TopicSource) func(int32) []string {
+	r := ts.Rack()
+	if r == "" {
+		return nil
+	}
+	racks := []string{r}
+	return func(int32) []string { return racks }
+}
+
+// computeMetadataHash is KIP-1101's group hash over the subscribed topics that exist.
+func (g *ConsumerGroup) computeMetadataHash(st *State) int64 {
+	ts := st.Cfg.Topics
+	if ts == nil {
+		return 0
+	}
+	hashes := map[string]int64{}
+	racks := rackFunc(ts)
+	for name := range g.subscribedTopics() {
+		id, n, ok := ts.TopicID(name)
+		if !ok {
+			continue
+		}
+		hashes[name] = metahash.TopicHash(id, name, n, racks)
+	}
+	return metahash.GroupHash(hashes)
+}
+
+// computeTargetAssignment runs the preferred assignor over the current members and writes the
+// target assignment of every member whose target changed, then the target assignment metadata
+// at epoch. An assignor failure is UNKNOWN_SERVER_ERROR, as in Kafka.
+func (g *ConsumerGroup) computeTargetAssignment(st *State, epoch int32) error {
+	name := g.preferredAssignor(st)
+	a, ok := assign.ByName(name)
+	if !ok {
+		return Errf(kerr.UnknownServerError, "Failed to compute a new target assignment for epoch %d: unknown assignor %s.", epoch, name)
+	}
+	meta := &cgTopicMeta{parts: map[[16]byte]int32{}}
+	ids := map[string][16]byte{}
+	if ts := st.Cfg.Topics; ts != nil {
+		meta.rack = ts.Rack()
+		for name := range g.subscribedTopics() {
+			if id, n, ok := ts.TopicID(name); ok {
+				ids[name] = id
+				meta.parts[id] = n
+			}
+		}
+	}
+	spec := &assign.GroupSpec{Members: make([]assign.MemberSpec, 0, len(g.members))}
+	for _, mid := range sortedKeys(g.members) {
+		m := g.members[mid]
+		ms := assign.MemberSpec{MemberID: mid, Current: g.targets[mid]}
+		if m.instanceID != nil {
+			ms.InstanceID = *m.instanceID
+		}
+		if m.rackID != nil {
+			ms.RackID = *m.rackID
+		}
+		for _, t := range g.memberTopics(m) {
+			if id, ok := ids[t]; ok {
+				ms.Subscribed = append(ms.Subscribed, id)
+			}
+		}
+		sort.Slice(ms.Subscribed, func(i, j int) bool { return string(ms.Subscribed[i][:]) < string(ms.Subscribed[j][:]) })
+		spec.Members = append(spec.Members, ms)
+	}
+	out, err := a.Assign(spec, meta)
+	if err != nil {
+		return Errf(kerr.UnknownServerError, "Failed to compute a new target assignment for epoch %d: %v.", epoch, err)
+	}
+	for _, mid := range sortedKeys(g.members) {
+		next := normalizeTP(topicPartitions(out[mid]))
+		if old, ok := g.targets[mid]; ok && equalTP(old, next) {
+			continue
+		}
+		g.writeTargetMember(st, mid, next)
+	}
+	g.writeTargetMeta(st, epoch)
+	return nil
+}

@@ -1,0 +1,122 @@
+package coordinator
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() {
+	RegisterHandler(69, func(s *Service, ctx context.Context, meta Meta, r kmsg.Request) kmsg.Response {
+		req := r.(*kmsg.ConsumerGroupDescribeRequest)
+		resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
+		results := map[string]kmsg.ConsumerGroupDescribeResponseGroup{}
+		order, byShard := s.byShard(req.Groups)
+		for _, sh := range order {
+			ids := byShard[sh]
+			out, err := s.do(ctx, ids[0], meta, ConsumerGroupDescribe(ids, req.Version))
+			for i, id := range ids {
+				if err != nil {
+					g := kmsg.NewConsumerGroupDescribeResponseGroup()
+					g.Group = id
+					g.ErrorCode = ErrorCode(err)
+					g.ErrorMessage = ErrorMessage(err)
+					results[id] = g
+					continue
+				}
+				results[id] = out.([]kmsg.ConsumerGroupDescribeResponseGroup)[i]
+			}
+		}
+		for _, id := range req.Groups {
+			resp.Groups = append(resp.Groups, results[id])
+		}
+		return resp
+	})
+}
+
+// Member types in ConsumerGroupDescribe v1.
+const (
+	memberTypeClassic  int8 = 0
+	memberTypeConsumer int8 = 1
+)
+
+// ConsumerGroupDescribe describes consumer groups of one shard (ConsumerGroupDescribe v0–v1;
+// reference §1.13); the reply is a []kmsg.ConsumerGroupDescribeResponseGroup in the order of
+// ids. An empty id is INVALID_GROUP_ID; an unknown group or a group of another type is
+// GROUP_ID_NOT_FOUND with a message.
+func ConsumerGroupDescribe(ids []string, version int16) func(st *State, c *Call) {
+	return func(st *State, c *Call) {
+		out := make([]kmsg.ConsumerGroupDescribeResponseGroup, 0, len(ids))
+		for _, id := range ids {
+			out = append(out, describeConsumerGroup(st, id, version))
+		}
+		st.Reply(c, out)
+	}
+}
+
+func describeConsumerGroup(st *State, id string, version int16) kmsg.ConsumerGroupDescribeResponseGroup {
+	d := kmsg.NewConsumerGroupDescribeResponseGroup()
+	d.Group = id
+	fail := func(err error) kmsg.ConsumerGroupDescribeResponseGroup {
+		d.ErrorCode, d.ErrorMessage = ErrorCode(err), ErrorMessage(err)
+		return d
+	}
+	if id == "" {
+		return fail(kerr.InvalidGroupID)
+	}
+	var g *ConsumerGroup
+	switch x := st.Groups[id].(type) {
+	case *ConsumerGroup:
+		g = x
+	case nil:
+		return fail(Errf(kerr.GroupIDNotFound, "Group %s not found.", id))
+	default:
+		return fail(Errf(kerr.GroupIDNotFound, "Group %s is not a consumer group.", id))
+	}
+	d.State = g.StateName()
+	d.Epoch = g.epoch
+	d.AssignmentEpoch = g.assignmentEpoch
+	d.AssignorName = g.preferredAssignor(st)
+	for _, mid := range sortedKeys(g.members) {
+		m := g.members[mid]
+		cur := g.current(mid)
+		dm := kmsg.NewConsumerGroupDescribeResponseGroupMember()
+		dm.MemberID = mid
+		dm.InstanceID = m.instanceID
+		dm.RackID = m.rackID
+		dm.MemberEpoch = cur.epoch
+		dm.ClientID = m.clientID
+		dm.ClientHost = m.clientHost
+		dm.SubscribedTopics = append([]string{}, m.subscribedNames...)
+		if m.subscribedRegex != "" {
+			re := m.subscribedRegex
+			dm.SubscribedTopicRegex = &re
+		}
+		// The current assignment includes partitions pending revocation (KAFKA-20431).
+		owned := cloneTP(cur.assigned)
+		for t, ps := range cur.pending {
+			owned[t] = append(owned[t], ps...)
+		}
+		dm.Assignment = describeAssignment(st, normalizeTP(owned))
+		dm.TargetAssignment = describeAssignment(st, g.targets[mid])
+		if version >= 1 {
+			dm.MemberType = memberTypeConsumer
+		}
+		d.Members = append(d.Members, dm)
+	}
+	return d
+}
+
+func describeAssignment(st *State, a topicPartitions) kmsg.Assignment {
+	out := kmsg.NewAssignment()
+	out.TopicPartitions = []kmsg.AssignmentTopicPartition{}
+	for _, t := range sortedTopicIDs(a) {
+		tp := kmsg.AssignmentTopicPartition{TopicID: t, Partitions: append([]int32{}, a[t]...)}
+		if st.Cfg.Topics != nil {
+			tp.Topic, _ = st.Cfg.Topics.TopicName(t)
+		}
+		out.TopicPartitions = append(out.TopicPartitions, tp)
+	}
+	return out
+}

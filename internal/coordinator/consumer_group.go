@@ -1,0 +1,468 @@
+package coordinator
+
+import (
+	"sort"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// ConsumerMemberState is a KIP-848 member's reconciliation state (Kafka's MemberState).
+type ConsumerMemberState int8
+
+// The member states; the values are the ones stored in ConsumerGroupCurrentMemberAssignment.
+const (
+	// MemberStable: the member owns exactly its target assignment at the target epoch.
+	MemberStable ConsumerMemberState = 0
+	// MemberUnrevokedPartitions: the member must revoke partitions before it may progress.
+	MemberUnrevokedPartitions ConsumerMemberState = 1
+	// MemberUnreleasedPartitions: the member waits for partitions other members still own.
+	MemberUnreleasedPartitions ConsumerMemberState = 2
+)
+
+func (s ConsumerMemberState) String() string {
+	switch s {
+	case MemberStable:
+		return "STABLE"
+	case MemberUnrevokedPartitions:
+		return "UNREVOKED_PARTITIONS"
+	case MemberUnreleasedPartitions:
+		return "UNRELEASED_PARTITIONS"
+	}
+	return "UNKNOWN"
+}
+
+// Consumer group states as Kafka names them (ListGroups, describe, gauges).
+const (
+	ConsumerStateEmpty       = "Empty"
+	ConsumerStateAssigning   = "Assigning"
+	ConsumerStateReconciling = "Reconciling"
+	ConsumerStateStable      = "Stable"
+	ConsumerStateDead        = "Dead"
+)
+
+// ConsumerGroupStates lists every consumer group state (gauge consumer-group-count{state}).
+var ConsumerGroupStates = []string{ConsumerStateEmpty, ConsumerStateAssigning, ConsumerStateReconciling, ConsumerStateStable, ConsumerStateDead}
+
+// Member epochs with a meaning (KIP-848).
+const (
+	leaveGroupMemberEpoch       int32 = -1
+	leaveGroupStaticMemberEpoch int32 = -2
+)
+
+// topicPartitions is an assignment: topic id → sorted, distinct partitions. Topics without
+// partitions are absent.
+type topicPartitions map[[16]byte][]int32
+
+// consumerMember is the ConsumerGroupMemberMetadata part of a member (record type 5).
+type consumerMember struct {
+	id               string
+	instanceID       *string
+	rackID           *string
+	clientID         string
+	clientHost       string
+	subscribedNames  []string // sorted, distinct; nil = none
+	subscribedRegex  string   // "" = none
+	serverAssignor   string   // "" = none
+	rebalanceTimeout int32    // ms
+}
+
+// consumerCurrent is the ConsumerGroupCurrentMemberAssignment part of a member (record type 8).
+type consumerCurrent struct {
+	epoch     int32
+	prevEpoch int32
+	state     ConsumerMemberState
+	assigned  topicPartitions
+	pending   topicPartitions // partitions pending revocation
+}
+
+// consumerRegex is a resolved subscription regex (record type 16).
+type consumerRegex struct {
+	topics    []string // sorted
+	version   int64
+	timestamp int64 // ms, resolution time
+}
+
+// ConsumerGroup is a KIP-848 consumer group. Its durable state is exactly the records it
+// replays: group metadata (epoch, KIP-1101 metadata hash), member metadata, target assignment
+// metadata and per-member target, per-member current assignment, resolved regexes. Each part is
+// replayed independently of the others, so records of one group may load in any order.
+type ConsumerGroup struct {
+	id string
+
+	hasMetadata     bool
+	epoch           int32
+	metadataHash    int64
+	hasTargetMeta   bool
+	assignmentEpoch int32
+
+	members  map[string]*consumerMember
+	static   map[string]string // instance id → member id
+	currents map[string]*consumerCurrent
+	targets  map[string]topicPartitions
+	regexes  map[string]*consumerRegex
+	// owners is the partition → owning member index (assigned or pending revocation), derived
+	// from currents; a partition is given to a new owner only once it is absent here.
+	owners map[[16]byte]map[int32]string
+
+	// In memory only: a metadata refresh (KIP-1101 hash, regex resolution) is due at the next
+	// heartbeat. True after load and after topic changes.
+	refresh bool
+}
+
+func newConsumerGroup(id string) *ConsumerGroup {
+	return &ConsumerGroup{
+		id:       id,
+		members:  map[string]*consumerMember{},
+		static:   map[string]string{},
+		currents: map[string]*consumerCurrent{},
+		targets:  map[string]topicPartitions{},
+		regexes:  map[string]*consumerRegex{},
+		owners:   map[[16]byte]map[int32]string{},
+		refresh:  true,
+	}
+}
+
+// ID implements Group.
+func (g *ConsumerGroup) ID() string { return g.id }
+
+// Type implements Group.
+func (g *ConsumerGroup) Type() GroupType { return TypeConsumer }
+
+// ProtocolType implements Group: always "consumer".
+func (g *ConsumerGroup) ProtocolType() string { return "consumer" }
+
+// GroupEpoch is the group epoch.
+func (g *ConsumerGroup) GroupEpoch() int32 { return g.epoch }
+
+// AssignmentEpoch is the target assignment epoch.
+func (g *ConsumerGroup) AssignmentEpoch() int32 { return g.assignmentEpoch }
+
+// MetadataHash is the stored KIP-1101 metadata hash (0 = none stored).
+func (g *ConsumerGroup) MetadataHash() int64 { return g.metadataHash }
+
+// NumMembers is the member count (static members that left temporarily included).
+func (g *ConsumerGroup) NumMembers() int { return len(g.members) }
+
+// MemberIDs lists the member ids, sorted.
+func (g *ConsumerGroup) MemberIDs() []string { return sortedKeys(g.members) }
+
+// MemberEpoch returns a member's epoch and state; ok=false when it is not a member.
+func (g *ConsumerGroup) MemberEpoch(memberID string) (epoch int32, state ConsumerMemberState, ok bool) {
+	if _, ok := g.members[memberID]; !ok {
+		return 0, 0, false
+	}
+	c := g.current(memberID)
+	return c.epoch, c.state, true
+}
+
+// MemberAssignment returns a member's assigned partitions and partitions pending revocation
+// (copies).
+func (g *ConsumerGroup) MemberAssignment(memberID string) (assigned, pending map[[16]byte][]int32) {
+	c := g.current(memberID)
+	return cloneTP(c.assigned), cloneTP(c.pending)
+}
+
+// TargetAssignment returns a member's target assignment (copy).
+func (g *ConsumerGroup) TargetAssignment(memberID string) map[[16]byte][]int32 {
+	return cloneTP(g.targets[memberID])
+}
+
+var zeroCurrent = &consumerCurrent{}
+
+// current returns a member's current assignment (epoch 0, nothing assigned when none stored).
+func (g *ConsumerGroup) current(id string) *consumerCurrent {
+	if c, ok := g.currents[id]; ok {
+		return c
+	}
+	return zeroCurrent
+}
+
+// IsEmpty implements Group.
+func (g *ConsumerGroup) IsEmpty() bool { return len(g.members) == 0 }
+
+// StateName implements Group (Kafka's ConsumerGroup.maybeUpdateGroupState): Empty without
+// members, Assigning while the group epoch is ahead of the target assignment epoch, Reconciling
+// while a member is not stable at the target epoch, else Stable.
+func (g *ConsumerGroup) StateName() string {
+	switch {
+	case len(g.members) == 0:
+		return ConsumerStateEmpty
+	case g.epoch > g.assignmentEpoch:
+		return ConsumerStateAssigning
+	}
+	for id := range g.members {
+		c := g.current(id)
+		if c.state != MemberStable || c.epoch != g.assignmentEpoch {
+			return ConsumerStateReconciling
+		}
+	}
+	return ConsumerStateStable
+}
+
+// subscribedTopics is the union of the members' subscribed names and the topics resolved from
+// their regexes (Kafka's subscribedTopicNames).
+func (g *ConsumerGroup) subscribedTopics() map[string]bool {
+	out := map[string]bool{}
+	for _, m := range g.members {
+		for _, n := range m.subscribedNames {
+			out[n] = true
+		}
+		if m.subscribedRegex != "" {
+			if r := g.regexes[m.subscribedRegex]; r != nil {
+				for _, t := range r.topics {
+					out[t] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// memberTopics is the set of topic names one member subscribes to (names and resolved regex).
+func (g *ConsumerGroup) memberTopics(m *consumerMember) []string {
+	out := append([]string(nil), m.subscribedNames...)
+	if m.subscribedRegex != "" {
+		if r := g.regexes[m.subscribedRegex]; r != nil {
+			out = append(out, r.topics...)
+		}
+	}
+	sort.Strings(out)
+	return cgDedupSorted(out)
+}
+
+// IsSubscribedToTopic implements Group: topic ∈ union of subscribed names and regex-resolved
+// topics of the current members (reference §1.9).
+func (g *ConsumerGroup) IsSubscribedToTopic(topic string) bool {
+	for _, m := range g.members {
+		for _, n := range m.subscribedNames {
+			if n == topic {
+				return true
+			}
+		}
+		if m.subscribedRegex != "" {
+			if r := g.regexes[m.subscribedRegex]; r != nil {
+				i := sort.SearchStrings(r.topics, topic)
+				if i < len(r.topics) && r.topics[i] == topic {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// ValidateOffsetCommit implements Group (Kafka's ConsumerGroup.validateOffsetCommit, ≤ 4.2
+// epoch rule): no members and a negative epoch → accepted (admin commit); a transactional commit
+// without identity → accepted; unknown member → UNKNOWN_MEMBER_ID; a non-transactional commit
+// below OffsetCommit v9 from a consumer-protocol member → UNSUPPORTED_VERSION; epoch ≠ member
+// epoch → STALE_MEMBER_EPOCH.
+func (g *ConsumerGroup) ValidateOffsetCommit(_ *State, c *CommitIdentity) error {
+	if c.GenerationOrEpoch < 0 && len(g.members) == 0 {
+		return nil
+	}
+	if c.Transactional && c.GenerationOrEpoch < 0 && c.MemberID == "" && c.InstanceID == nil {
+		return nil
+	}
+	if _, ok := g.members[c.MemberID]; !ok {
+		return Errf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", c.MemberID, g.id)
+	}
+	if !c.Transactional && c.APIVersion < 9 {
+		return Errf(kerr.UnsupportedVersion, "OffsetCommit version %d is not supported by members using the consumer protocol.", c.APIVersion)
+	}
+	if epoch := g.current(c.MemberID).epoch; c.GenerationOrEpoch != epoch {
+		return Errf(kerr.StaleMemberEpoch, "The received member epoch %d does not match the current member epoch %d.", c.GenerationOrEpoch, epoch)
+	}
+	return nil
+}
+
+// ValidateOffsetFetch implements Group: unknown member → UNKNOWN_MEMBER_ID; epoch ≠ member
+// epoch → STALE_MEMBER_EPOCH.
+func (g *ConsumerGroup) ValidateOffsetFetch(_ *State, memberID string, memberEpoch int32) error {
+	if _, ok := g.members[memberID]; !ok {
+		return Errf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", memberID, g.id)
+	}
+	if epoch := g.current(memberID).epoch; memberEpoch != epoch {
+		return Errf(kerr.StaleMemberEpoch, "The received member epoch %d does not match the current member epoch %d.", memberEpoch, epoch)
+	}
+	return nil
+}
+
+// ValidateOffsetDelete implements Group: consumer groups have no group-level check.
+func (g *ConsumerGroup) ValidateOffsetDelete() error { return nil }
+
+// ValidateDeleteGroup implements Group: NON_EMPTY_GROUP unless Empty.
+func (g *ConsumerGroup) ValidateDeleteGroup() error {
+	if len(g.members) != 0 {
+		return kerr.NonEmptyGroup
+	}
+	return nil
+}
+
+// OffsetExpiryBase implements Group: consumer group offsets expire from their commit time.
+func (g *ConsumerGroup) OffsetExpiryBase(commit time.Time) (time.Time, bool) { return commit, true }
+
+// WriteTombstones implements Group in Kafka's order: every current assignment, every target
+// assignment, the target assignment metadata, every member metadata, every resolved regex, the
+// group metadata.
+func (g *ConsumerGroup) WriteTombstones(st *State) {
+	ids := sortedKeys(g.members)
+	for _, id := range sortedKeys(g.currents) {
+		if _, ok := g.members[id]; !ok {
+			ids = append(ids, id)
+		}
+	}
+	targetIDs := sortedKeys(g.targets)
+	for _, id := range ids {
+		if _, ok := g.currents[id]; ok {
+			st.Write(Record{Key: cgCurrentKey(g.id, id)})
+		}
+	}
+	for _, id := range targetIDs {
+		st.Write(Record{Key: cgTargetMemberKey(g.id, id)})
+	}
+	st.Write(Record{Key: cgTargetMetaKey(g.id)})
+	for _, id := range sortedKeys(g.members) {
+		st.Write(Record{Key: cgMemberKey(g.id, id)})
+	}
+	for _, re := range sortedKeys(g.regexes) {
+		st.Write(Record{Key: cgRegexKey(g.id, re)})
+	}
+	st.Write(Record{Key: cgMetadataKey(g.id)})
+}
+
+// ConsumerGroupDurable is the deterministic value of a consumer group's durable state.
+type ConsumerGroupDurable struct {
+	HasMetadata     bool
+	Epoch           int32
+	MetadataHash    int64
+	HasTargetMeta   bool
+	AssignmentEpoch int32
+	Members         []string // one line per member metadata
+	Currents        []string
+	Targets         []string
+	Regexes         []string
+}
+
+// Durable implements Group.
+func (g *ConsumerGroup) Durable() any {
+	d := ConsumerGroupDurable{HasMetadata: g.hasMetadata, Epoch: g.epoch, MetadataHash: g.metadataHash,
+		HasTargetMeta: g.hasTargetMeta, AssignmentEpoch: g.assignmentEpoch,
+		Members: []string{}, Currents: []string{}, Targets: []string{}, Regexes: []string{}}
+	for _, id := range sortedKeys(g.members) {
+		d.Members = append(d.Members, string(cgMemberValue(g.members[id])))
+	}
+	for _, id := range sortedKeys(g.currents) {
+		d.Currents = append(d.Currents, id+"="+string(cgCurrentValue(g.currents[id])))
+	}
+	for _, id := range sortedKeys(g.targets) {
+		d.Targets = append(d.Targets, id+"="+string(cgTargetMemberValue(g.targets[id])))
+	}
+	for _, re := range sortedKeys(g.regexes) {
+		d.Regexes = append(d.Regexes, re+"="+string(cgRegexValue(g.regexes[re])))
+	}
+	return d
+}
+
+// ConsumerGroupCountByState counts the shard's consumer groups per state (gauge
+// consumer-group-count{state}); every state of ConsumerGroupStates is present.
+func ConsumerGroupCountByState(st *State) map[string]int {
+	out := make(map[string]int, len(ConsumerGroupStates))
+	for _, s := range ConsumerGroupStates {
+		out[s] = 0
+	}
+	for _, g := range st.Groups {
+		if cg, ok := g.(*ConsumerGroup); ok {
+			out[cg.StateName()]++
+		}
+	}
+	return out
+}
+
+// consumerGroups lists the shard's consumer groups sorted by id.
+func (st *State) consumerGroups() []*ConsumerGroup {
+	var out []*ConsumerGroup
+	for _, id := range sortedKeys(st.Groups) {
+		if g, ok := st.Groups[id].(*ConsumerGroup); ok {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// --- topic-partition helpers ---
+
+func cloneTP(a topicPartitions) topicPartitions {
+	out := make(topicPartitions, len(a))
+	for t, ps := range a {
+		out[t] = append([]int32(nil), ps...)
+	}
+	return out
+}
+
+func equalTP(a, b topicPartitions) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for t, ps := range a {
+		qs, ok := b[t]
+		if !ok || len(ps) != len(qs) {
+			return false
+		}
+		for i := range ps {
+			if ps[i] != qs[i] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func sortedTopicIDs(a topicPartitions) [][16]byte {
+	ids := make([][16]byte, 0, len(a))
+	for t := range a {
+		ids = append(ids, t)
+	}
+	sort.Slice(ids, func(i, j int) bool { return string(ids[i][:]) < string(ids[j][:]) })
+	return ids
+}
+
+func containsPartition(ps []int32, p int32) bool {
+	i := sort.Search(len(ps), func(i int) bool { return ps[i] >= p })
+	return i < len(ps) && ps[i] == p
+}
+
+// normalizeTP sorts and de-duplicates partitions and drops empty topics.
+func normalizeTP(a topicPartitions) topicPartitions {
+	out := make(topicPartitions, len(a))
+	for t, ps := range a {
+		if len(ps) == 0 {
+			continue
+		}
+		qs := append([]int32(nil), ps...)
+		sort.Slice(qs, func(i, j int) bool { return qs[i] < qs[j] })
+		w := 0
+		for i, p := range qs {
+			if i == 0 || p != qs[w-1] {
+				qs[w] = p
+				w++
+			}
+		}
+		out[t] = qs[:w]
+	}
+	return out
+}
+
+func cgDedupSorted(ss []string) []string {
+	if len(ss) < 2 {
+		return ss
+	}
+	w := 1
+	for i := 1; i < len(ss); i++ {
+		if ss[i] != ss[w-1] {
+			ss[w] = ss[i]
+			w++
+		}
+	}
+	return ss[:w]
+}

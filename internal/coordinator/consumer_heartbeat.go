@@ -1,0 +1,536 @@
+package coordinator
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() {
+	RegisterHandler(68, func(s *Service, ctx context.Context, meta Meta, r kmsg.Request) kmsg.Response {
+		req := r.(*kmsg.ConsumerGroupHeartbeatRequest)
+		resp, err := s.do(ctx, req.Group, meta, ConsumerGroupHeartbeat(req))
+		if err != nil {
+			return cgHeartbeatError(req, err)
+		}
+		return resp.(kmsg.Response)
+	})
+	RegisterOnLoad(func(st *State) {
+		for _, g := range st.consumerGroups() {
+			for _, mid := range sortedKeys(g.members) {
+				g.scheduleSession(st, mid)
+				if c := g.current(mid); c.state == MemberUnrevokedPartitions {
+					g.scheduleRebalance(st, mid, c.epoch)
+				}
+			}
+		}
+	})
+	prevJoin := ClassicHooks.JoinForeign
+	ClassicHooks.JoinForeign = func(st *State, c *Call, g Group, req *kmsg.JoinGroupRequest) bool {
+		if cg, ok := g.(*ConsumerGroup); ok {
+			// An empty consumer group is replaced by the classic group; a non-empty one keeps the
+			// id (no classic-member interop yet: INCONSISTENT_GROUP_PROTOCOL).
+			if cg.IsEmpty() {
+				cg.deleteEmpty(st)
+			}
+			return false
+		}
+		if prevJoin != nil {
+			return prevJoin(st, c, g, req)
+		}
+		return false
+	}
+}
+
+func cfgInt(st *State, key string, def int64) int64 {
+	if st.Cfg != nil && st.Cfg.Values != nil {
+		return st.Cfg.Values.Int(key)
+	}
+	return def
+}
+
+func cgSessionTimeout(st *State) time.Duration {
+	return time.Duration(cfgInt(st, "group.consumer.session.timeout.ms", 45000)) * time.Millisecond
+}
+
+func cgHeartbeatInterval(st *State) int32 {
+	return int32(cfgInt(st, "group.consumer.heartbeat.interval.ms", 5000))
+}
+
+func cgMaxSize(st *State) int {
+	return int(cfgInt(st, "group.consumer.max.size", 2147483647))
+}
+
+func consumerProtocolEnabled(st *State) bool {
+	if st.Cfg == nil || st.Cfg.Values == nil {
+		return true
+	}
+	for _, p := range st.Cfg.Values.List("group.coordinator.rebalance.protocols") {
+		if p == "consumer" {
+			return true
+		}
+	}
+	return false
+}
+
+func cgHeartbeatError(req *kmsg.ConsumerGroupHeartbeatRequest, err error) *kmsg.ConsumerGroupHeartbeatResponse {
+	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	resp.ErrorCode = ErrorCode(err)
+	resp.ErrorMessage = ErrorMessage(err)
+	return resp
+}
+
+// ConsumerGroupHeartbeat handles ConsumerGroupHeartbeat v0–v1 (KIP-848; reference §1.4) on the
+// group's shard: join (member epoch 0), heartbeat, leave (-1) and static temporary leave (-2).
+// Errors are answered in the response with Kafka's codes and messages.
+func ConsumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) func(st *State, c *Call) {
+	return func(st *State, c *Call) {
+		resp, err := consumerGroupHeartbeat(st, c, req)
+		if err != nil {
+			st.Reply(c, cgHeartbeatError(req, err))
+			return
+		}
+		st.Reply(c, resp)
+	}
+}
+
+// validateCGHeartbeat is Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid.
+func validateCGHeartbeat(st *State, req *kmsg.ConsumerGroupHeartbeatRequest) error {
+	invalid := func(msg string) error { return Errf(kerr.InvalidRequest, "%s", msg) }
+	if req.Version >= 1 || req.MemberEpoch > 0 || req.MemberEpoch == leaveGroupMemberEpoch {
+		if req.MemberID == "" {
+			return invalid("MemberId can't be empty.")
+		}
+	}
+	if req.Group == "" {
+		return invalid("GroupId can't be empty.")
+	}
+	if req.InstanceID != nil && *req.InstanceID == "" {
+		return invalid("InstanceId can't be empty.")
+	}
+	if req.RackID != nil && *req.RackID == "" {
+		return invalid("RackId can't be empty.")
+	}
+	switch {
+	case req.MemberEpoch == 0:
+		if req.RebalanceTimeoutMillis == -1 {
+			return invalid("RebalanceTimeoutMs must be provided in first request.")
+		}
+		if req.Topics == nil || len(req.Topics) != 0 {
+			return invalid("TopicPartitions must be empty when (re-)joining.")
+		}
+		if req.SubscribedTopicNames == nil && req.SubscribedTopicRegex == nil {
+			return invalid("Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.")
+		}
+	case req.MemberEpoch == leaveGroupStaticMemberEpoch:
+		if req.InstanceID == nil {
+			return invalid("InstanceId can't be null.")
+		}
+	case req.MemberEpoch < leaveGroupStaticMemberEpoch:
+		return invalid("MemberEpoch is invalid.")
+	}
+	if req.ServerAssignor != nil && !consumerAssignorSupported(st, *req.ServerAssignor) {
+		return Errf(kerr.UnsupportedAssignor, "ServerAssignor %s is not supported. Supported assignors: %s.",
+			*req.ServerAssignor, strings.Join(consumerAssignors(st), ", "))
+	}
+	return nil
+}
+
+func consumerGroupHeartbeat(st *State, c *Call, req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error) {
+	if !consumerProtocolEnabled(st) {
+		return nil, kerr.UnsupportedVersion
+	}
+	if err := validateCGHeartbeat(st, req); err != nil {
+		return nil, err
+	}
+	if req.MemberEpoch == leaveGroupMemberEpoch || req.MemberEpoch == leaveGroupStaticMemberEpoch {
+		return consumerGroupLeave(st, req)
+	}
+	if req.SubscribedTopicRegex != nil {
+		if err := validateSubscriptionRegex(*req.SubscribedTopicRegex); err != nil {
+			return nil, err
+		}
+	}
+	g, created, err := cgGetOrCreate(st, req.Group, req.MemberEpoch == 0)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := g.heartbeat(st, c, req)
+	if err != nil && created {
+		cgMaybeDrop(st, g)
+	}
+	return resp, err
+}
+
+// cgGetOrCreate finds the consumer group of a heartbeat. A join creates it; an empty classic
+// group with the id is deleted (tombstoned) and replaced; a non-empty classic group or a group
+// of another type answers GROUP_ID_NOT_FOUND.
+func cgGetOrCreate(st *State, id string, create bool) (*ConsumerGroup, bool, error) {
+	switch g := st.Groups[id].(type) {
+	case *ConsumerGroup:
+		return g, false, nil
+	case nil:
+		if !create {
+			return nil, false, Errf(kerr.GroupIDNotFound, "Consumer group %s not found.", id)
+		}
+	case *ClassicGroup:
+		if !create {
+			return nil, false, Errf(kerr.GroupIDNotFound, "Group %s is not a consumer group.", id)
+		}
+		if !g.IsEmpty() {
+			return nil, false, Errf(kerr.GroupIDNotFound, "Cannot upgrade classic group %s to consumer group because the online upgrade of a non-empty group is not supported.", id)
+		}
+		g.WriteTombstones(st)
+		delete(st.Groups, id)
+	default:
+		return nil, false, Errf(kerr.GroupIDNotFound, "Group %s is not a consumer group.", id)
+	}
+	g := newConsumerGroup(id)
+	st.Groups[id] = g
+	return g, true, nil
+}
+
+func newConsumerMemberID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func cgOwnedFromRequest(ts []kmsg.ConsumerGroupHeartbeatRequestTopic) topicPartitions {
+	if ts == nil {
+		return nil
+	}
+	out := topicPartitions{}
+	for _, t := range ts {
+		out[t.TopicID] = append(out[t.TopicID], t.Partitions...)
+	}
+	return normalizeTP(out)
+}
+
+// validateMemberEpoch is Kafka's throwIfConsumerGroupMemberEpochIsInvalid (with KAFKA-19233: a
+// member may always rejoin with epoch 0).
+func validateMemberEpoch(cur *consumerCurrent, received int32, owned topicPartitions) error {
+	if received == 0 {
+		return nil
+	}
+	if received > cur.epoch {
+		return Errf(kerr.FencedMemberEpoch, "The consumer group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", received, cur.epoch)
+	}
+	if received < cur.epoch && (received != cur.prevEpoch || !isSubsetTP(owned, cur.assigned)) {
+		return Errf(kerr.FencedMemberEpoch, "The consumer group member has a smaller member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", received, cur.epoch)
+	}
+	return nil
+}
+
+func isSubsetTP(owned, assigned topicPartitions) bool {
+	if owned == nil {
+		return false
+	}
+	for t, ps := range owned {
+		for _, p := range ps {
+			if !containsPartition(assigned[t], p) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (g *ConsumerGroup) heartbeat(st *State, c *Call, req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error) {
+	memberID := req.MemberID
+	if len(g.members) >= cgMaxSize(st) {
+		if _, ok := g.members[memberID]; memberID == "" || !ok {
+			return nil, Errf(kerr.GroupMaxSizeReached, "The consumer group has reached its maximum capacity of %d members.", cgMaxSize(st))
+		}
+	}
+	if memberID == "" {
+		memberID = newConsumerMemberID()
+	}
+	owned := cgOwnedFromRequest(req.Topics)
+	old := g.members[memberID]
+	if req.InstanceID == nil {
+		if old == nil && req.MemberEpoch != 0 {
+			return nil, Errf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", memberID, g.id)
+		}
+		if old != nil {
+			if err := validateMemberEpoch(g.current(memberID), req.MemberEpoch, owned); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		inst := *req.InstanceID
+		sid, has := g.static[inst]
+		if req.MemberEpoch == 0 {
+			if has && sid != memberID {
+				if e := g.current(sid).epoch; e != leaveGroupStaticMemberEpoch {
+					return nil, Errf(kerr.UnreleasedInstanceID, "Static member %s with instance id %s cannot join the group because the instance id is owned by %s member.", memberID, inst, sid)
+				}
+				g.replaceStaticMember(st, sid, memberID)
+				old = g.members[memberID]
+			}
+		} else {
+			if !has {
+				return nil, Errf(kerr.UnknownMemberID, "Instance id %s is unknown.", inst)
+			}
+			if sid != memberID {
+				return nil, Errf(kerr.FencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", memberID, inst, sid)
+			}
+			if err := validateMemberEpoch(g.current(memberID), req.MemberEpoch, owned); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	// 1. Update the member; bump the group epoch on a subscription change.
+	nm := &consumerMember{id: memberID}
+	if old != nil {
+		cp := *old
+		nm = &cp
+	}
+	if req.InstanceID != nil {
+		s := *req.InstanceID
+		nm.instanceID = &s
+	}
+	if req.RackID != nil {
+		s := *req.RackID
+		nm.rackID = &s
+	}
+	if req.RebalanceTimeoutMillis != -1 {
+		nm.rebalanceTimeout = req.RebalanceTimeoutMillis
+	}
+	if req.ServerAssignor != nil {
+		nm.serverAssignor = *req.ServerAssignor
+	}
+	if req.SubscribedTopicNames != nil {
+		names := append([]string{}, req.SubscribedTopicNames...)
+		sort.Strings(names)
+		nm.subscribedNames = cgDedupSorted(names)
+	}
+	if req.SubscribedTopicRegex != nil {
+		nm.subscribedRegex = *req.SubscribedTopicRegex
+	}
+	if c != nil {
+		if c.ClientID != nil {
+			nm.clientID = *c.ClientID
+		}
+		nm.clientHost = c.ClientHost
+	}
+	// The preferred assignor and the regexes are group-wide (O(members)): recompute them only
+	// when this member's choice changed or a refresh is due.
+	assignorChanged := (old == nil && nm.serverAssignor != "") || (old != nil && old.serverAssignor != nm.serverAssignor)
+	prevAssignor := ""
+	if assignorChanged {
+		prevAssignor = g.preferredAssignor(st)
+	}
+	regexDue := g.refresh || (old == nil && nm.subscribedRegex != "") || (old != nil && old.subscribedRegex != nm.subscribedRegex)
+	if r := g.regexes[nm.subscribedRegex]; nm.subscribedRegex != "" && (r == nil || st.Now.Sub(time.UnixMilli(r.timestamp)) >= regexRefreshInterval(st)) {
+		regexDue = true
+	}
+	bump := g.epoch == 0
+	if old == nil || string(cgMemberValue(old)) != string(cgMemberValue(nm)) {
+		var oldNames []string
+		oldRegex := ""
+		if old != nil {
+			oldNames, oldRegex = old.subscribedNames, old.subscribedRegex
+		}
+		if !equalStrings(oldNames, nm.subscribedNames) || oldRegex != nm.subscribedRegex {
+			bump = true
+		}
+		g.writeMember(st, nm)
+	}
+	if assignorChanged && g.preferredAssignor(st) != prevAssignor {
+		bump = true
+	}
+	if regexDue && g.refreshRegexes(st, g.refresh) {
+		bump = true
+	}
+	if bump || g.refresh {
+		hash := g.computeMetadataHash(st)
+		g.refresh = false
+		if hash != g.metadataHash || !g.hasMetadata {
+			bump = true
+		}
+		if bump {
+			g.writeMetadata(st, g.epoch+1, hash)
+			st.Metrics.ConsumerRebalances++
+		}
+	}
+
+	// 2. Compute a new target assignment when the group epoch is ahead of it.
+	if g.epoch > g.assignmentEpoch {
+		if err := g.computeTargetAssignment(st, g.epoch); err != nil {
+			return nil, err
+		}
+	}
+
+	// 3. Reconcile the member towards its target.
+	before := g.current(memberID)
+	_, hadCurrent := g.currents[memberID]
+	after := before
+	if !hadCurrent || before.state != MemberStable || before.epoch != g.assignmentEpoch {
+		after = g.reconcile(memberID, before, g.assignmentEpoch, g.targets[memberID], owned)
+		if !hadCurrent || !equalCurrent(before, after) {
+			g.writeCurrent(st, memberID, after)
+			if after.state == MemberUnrevokedPartitions {
+				g.scheduleRebalance(st, memberID, after.epoch)
+			} else {
+				st.Timers.Cancel(rebalanceTimeoutKey(g.id, memberID))
+			}
+		}
+	}
+	g.scheduleSession(st, memberID)
+
+	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	mid := memberID
+	resp.MemberID = &mid
+	resp.MemberEpoch = after.epoch
+	resp.HeartbeatIntervalMillis = cgHeartbeatInterval(st)
+	full := req.MemberEpoch == 0 || (req.RebalanceTimeoutMillis != -1 &&
+		(req.SubscribedTopicNames != nil || req.SubscribedTopicRegex != nil) && req.Topics != nil)
+	if full || !equalTP(before.assigned, after.assigned) {
+		resp.Assignment = cgResponseAssignment(after.assigned)
+	}
+	return resp, nil
+}
+
+func cgResponseAssignment(a topicPartitions) *kmsg.ConsumerGroupHeartbeatResponseAssignment {
+	out := &kmsg.ConsumerGroupHeartbeatResponseAssignment{Topics: []kmsg.ConsumerGroupHeartbeatResponseAssignmentTopic{}}
+	for _, t := range sortedTopicIDs(a) {
+		rt := kmsg.NewConsumerGroupHeartbeatResponseAssignmentTopic()
+		rt.TopicID = t
+		rt.Partitions = append([]int32{}, a[t]...)
+		out.Topics = append(out.Topics, rt)
+	}
+	return out
+}
+
+// replaceStaticMember gives a released static member's assignment to the member joining with
+// its instance id (Kafka's replaceMember): tombstones for the old member id, then the member
+// metadata, target and current assignment (epochs 0) under the new id.
+func (g *ConsumerGroup) replaceStaticMember(st *State, oldID, newID string) {
+	oldM := *g.members[oldID]
+	target := cloneTP(g.targets[oldID])
+	cur := g.current(oldID)
+	next := &consumerCurrent{epoch: 0, prevEpoch: 0, state: cur.state, assigned: cloneTP(cur.assigned), pending: cloneTP(cur.pending)}
+	g.writeMemberTombstones(st, oldID)
+	st.Timers.Cancel(sessionTimeoutKey(g.id, oldID))
+	st.Timers.Cancel(rebalanceTimeoutKey(g.id, oldID))
+	oldM.id = newID
+	g.writeMember(st, &oldM)
+	g.writeTargetMember(st, newID, target)
+	g.writeCurrent(st, newID, next)
+}
+
+// consumerGroupLeave handles member epochs -1 (leave: the member is fenced) and -2 (a static
+// member's temporary leave: it keeps its assignment at epoch -2, no epoch bump).
+func consumerGroupLeave(st *State, req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error) {
+	var g *ConsumerGroup
+	switch x := st.Groups[req.Group].(type) {
+	case *ConsumerGroup:
+		g = x
+	case nil:
+		return nil, Errf(kerr.GroupIDNotFound, "Consumer group %s not found.", req.Group)
+	default:
+		return nil, Errf(kerr.GroupIDNotFound, "Group %s is not a consumer group.", req.Group)
+	}
+	memberID := req.MemberID
+	if req.InstanceID == nil {
+		if _, ok := g.members[memberID]; !ok {
+			return nil, Errf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", memberID, g.id)
+		}
+		g.fenceMember(st, memberID, "the member left the group")
+	} else {
+		inst := *req.InstanceID
+		sid, has := g.static[inst]
+		if !has {
+			return nil, Errf(kerr.UnknownMemberID, "Instance id %s is unknown.", inst)
+		}
+		if sid != memberID {
+			return nil, Errf(kerr.FencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", memberID, inst, sid)
+		}
+		if req.MemberEpoch == leaveGroupStaticMemberEpoch {
+			cur := g.current(memberID)
+			next := &consumerCurrent{epoch: leaveGroupStaticMemberEpoch, prevEpoch: cur.prevEpoch, state: cur.state,
+				assigned: cloneTP(cur.assigned), pending: cloneTP(cur.pending)}
+			g.writeCurrent(st, memberID, next)
+			st.Timers.Cancel(rebalanceTimeoutKey(g.id, memberID))
+			g.scheduleSession(st, memberID)
+		} else {
+			g.fenceMember(st, memberID, "the static member left the group")
+		}
+	}
+	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	mid := memberID
+	resp.MemberID = &mid
+	resp.MemberEpoch = req.MemberEpoch
+	return resp, nil
+}
+
+// fenceMember removes a member (tombstones: current assignment, target assignment, member
+// metadata; its regex if no one else uses it) and bumps the group epoch with the recomputed
+// metadata hash (Kafka's removeMemberAndUpdateGroup).
+func (g *ConsumerGroup) fenceMember(st *State, mid, reason string) {
+	m := g.members[mid]
+	if m == nil {
+		return
+	}
+	st.Log.Info("consumer group member fenced", "group", g.id, "member", mid, "reason", reason)
+	g.writeMemberTombstones(st, mid)
+	st.Timers.Cancel(sessionTimeoutKey(g.id, mid))
+	st.Timers.Cancel(rebalanceTimeoutKey(g.id, mid))
+	if m.subscribedRegex != "" && !g.regexInUse(m.subscribedRegex) {
+		if _, ok := g.regexes[m.subscribedRegex]; ok {
+			st.Write(Record{Key: cgRegexKey(g.id, m.subscribedRegex)})
+		}
+	}
+	g.writeMetadata(st, g.epoch+1, g.computeMetadataHash(st))
+	st.Metrics.ConsumerRebalances++
+}
+
+// deleteEmpty tombstones an empty group (replaced by another group type).
+func (g *ConsumerGroup) deleteEmpty(st *State) {
+	g.WriteTombstones(st)
+	if st.Groups[g.id] == Group(g) {
+		delete(st.Groups, g.id)
+	}
+}
+
+func sessionTimeoutKey(g, m string) string   { return "session-timeout-" + g + "-" + m }
+func rebalanceTimeoutKey(g, m string) string { return "rebalance-timeout-" + g + "-" + m }
+
+// scheduleSession (re)arms the member's session timeout (group.consumer.session.timeout.ms);
+// expiry fences the member.
+func (g *ConsumerGroup) scheduleSession(st *State, mid string) {
+	gid := g.id
+	st.Timers.Schedule(sessionTimeoutKey(gid, mid), st.Now.Add(cgSessionTimeout(st)), func(st *State) {
+		if cg, ok := st.Groups[gid].(*ConsumerGroup); ok {
+			cg.fenceMember(st, mid, "its session expired")
+		}
+	})
+}
+
+// scheduleRebalance arms the member's rebalance timeout while it must revoke partitions; it
+// fences the member if it is still at epoch when the timeout expires.
+func (g *ConsumerGroup) scheduleRebalance(st *State, mid string, epoch int32) {
+	gid := g.id
+	m := g.members[mid]
+	if m == nil {
+		return
+	}
+	d := time.Duration(m.rebalanceTimeout) * time.Millisecond
+	st.Timers.Schedule(rebalanceTimeoutKey(gid, mid), st.Now.Add(d), func(st *State) {
+		cg, ok := st.Groups[gid].(*ConsumerGroup)
+		if !ok {
+			return
+		}
+		if _, ok := cg.members[mid]; ok && cg.current(mid).epoch == epoch {
+			cg.fenceMember(st, mid, "it failed to revoke partitions within the rebalance timeout")
+		}
+	})
+}

@@ -1,0 +1,93 @@
+package coordinator
+
+// reconcile moves a member's current assignment towards its target assignment (Kafka's
+// CurrentAssignmentBuilder). owned is what the member reports owning (nil = not reported). The
+// rules: partitions leaving the target are first revoked (state UNREVOKED_PARTITIONS, epoch
+// unchanged) and the member keeps them pending revocation until it stops reporting them; new
+// partitions are given only once no other member owns them (UNRELEASED_PARTITIONS while some
+// are still held); a member owning exactly its target at the target epoch is STABLE.
+func (g *ConsumerGroup) reconcile(mid string, cur *consumerCurrent, targetEpoch int32, target topicPartitions, owned topicPartitions) *consumerCurrent {
+	switch cur.state {
+	case MemberStable:
+		if cur.epoch == targetEpoch {
+			return cur
+		}
+		return g.nextAssignment(mid, cur, targetEpoch, target, owned)
+	case MemberUnrevokedPartitions:
+		if ownsAny(owned, cur.pending) {
+			return cur
+		}
+		return g.nextAssignment(mid, cur, targetEpoch, target, owned)
+	default: // UNRELEASED_PARTITIONS
+		return g.nextAssignment(mid, cur, targetEpoch, target, owned)
+	}
+}
+
+// ownsAny reports whether the member still owns one of the partitions; an unreported owned set
+// counts as owning them.
+func ownsAny(owned, parts topicPartitions) bool {
+	if owned == nil {
+		return true
+	}
+	for t, ps := range owned {
+		rev := parts[t]
+		if len(rev) == 0 {
+			continue
+		}
+		for _, p := range ps {
+			if containsPartition(rev, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (g *ConsumerGroup) nextAssignment(mid string, cur *consumerCurrent, targetEpoch int32, target topicPartitions, owned topicPartitions) *consumerCurrent {
+	keep := topicPartitions{}
+	revoke := topicPartitions{}
+	add := topicPartitions{}
+	unreleased := false
+	for t, ps := range cur.assigned {
+		tgt := target[t]
+		for _, p := range ps {
+			if containsPartition(tgt, p) {
+				keep[t] = append(keep[t], p)
+			} else {
+				revoke[t] = append(revoke[t], p)
+			}
+		}
+	}
+	for _, t := range sortedTopicIDs(target) {
+		have := cur.assigned[t]
+		for _, p := range target[t] {
+			if containsPartition(have, p) {
+				continue
+			}
+			if o := g.owner(t, p); o != "" && o != mid {
+				unreleased = true
+				continue
+			}
+			add[t] = append(add[t], p)
+		}
+	}
+	keep, revoke, add = normalizeTP(keep), normalizeTP(revoke), normalizeTP(add)
+	if len(revoke) > 0 && ownsAny(owned, revoke) {
+		return &consumerCurrent{epoch: cur.epoch, prevEpoch: cur.prevEpoch, state: MemberUnrevokedPartitions,
+			assigned: keep, pending: revoke}
+	}
+	next := &consumerCurrent{epoch: targetEpoch, prevEpoch: cur.epoch, state: MemberStable, pending: topicPartitions{}}
+	for t, ps := range add {
+		keep[t] = append(keep[t], ps...)
+	}
+	next.assigned = normalizeTP(keep)
+	if unreleased {
+		next.state = MemberUnreleasedPartitions
+	}
+	return next
+}
+
+func equalCurrent(a, b *consumerCurrent) bool {
+	return a.epoch == b.epoch && a.prevEpoch == b.prevEpoch && a.state == b.state &&
+		equalTP(a.assigned, b.assigned) && equalTP(a.pending, b.pending)
+}

@@ -1,0 +1,412 @@
+package coordinator
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Consumer group records (KIP-848). Keys are "type, group id[, member id | regex]"; values are
+// "int16 version, fields" in Enc's encoding. Layouts: docs/records.md.
+
+const (
+	cgMetadataVersionNoHash int16 = 0 // epoch only (legacy: the hash is computed on the next heartbeat)
+	cgMetadataVersion       int16 = 1 // epoch + KIP-1101 metadata hash
+)
+
+func cgMetadataKey(g string) []byte        { return groupKey(RecConsumerGroupMetadata, g) }
+func cgMemberKey(g, m string) []byte       { return groupKey(RecConsumerGroupMemberMetadata, g, m) }
+func cgTargetMetaKey(g string) []byte      { return groupKey(RecConsumerGroupTargetMetadata, g) }
+func cgTargetMemberKey(g, m string) []byte { return groupKey(RecConsumerGroupTargetMember, g, m) }
+func cgCurrentKey(g, m string) []byte      { return groupKey(RecConsumerGroupCurrentMember, g, m) }
+func cgRegexKey(g, re string) []byte       { return groupKey(RecConsumerGroupRegex, g, re) }
+
+func cgMetadataValue(epoch int32, hash int64) []byte {
+	e := Enc{}
+	e.Int16(cgMetadataVersion)
+	e.Int32(epoch)
+	e.Int64(hash)
+	return e.B
+}
+
+func cgMemberValue(m *consumerMember) []byte {
+	e := Enc{}
+	e.Int16(0)
+	e.String(m.id)
+	e.NullableString(m.instanceID)
+	e.NullableString(m.rackID)
+	e.String(m.clientID)
+	e.String(m.clientHost)
+	e.Strings(m.subscribedNames)
+	e.String(m.subscribedRegex)
+	e.String(m.serverAssignor)
+	e.Int32(m.rebalanceTimeout)
+	return e.B
+}
+
+func cgTargetMetaValue(epoch int32) []byte {
+	e := Enc{}
+	e.Int16(0)
+	e.Int32(epoch)
+	return e.B
+}
+
+func encTP(e *Enc, a topicPartitions) {
+	ids := sortedTopicIDs(a)
+	e.ArrayLen(len(ids))
+	for _, t := range ids {
+		e.UUID(t)
+		e.Int32s(a[t])
+	}
+}
+
+func decTP(d *Dec) topicPartitions {
+	n := d.ArrayLen(20)
+	out := topicPartitions{}
+	for i := 0; i < n; i++ {
+		t := d.UUID()
+		ps := d.Int32s()
+		if len(ps) > 0 {
+			out[t] = ps
+		}
+	}
+	return normalizeTP(out)
+}
+
+func cgTargetMemberValue(a topicPartitions) []byte {
+	e := Enc{}
+	e.Int16(0)
+	encTP(&e, a)
+	return e.B
+}
+
+func cgCurrentValue(c *consumerCurrent) []byte {
+	e := Enc{}
+	e.Int16(0)
+	e.Int32(c.epoch)
+	e.Int32(c.prevEpoch)
+	e.Int8(int8(c.state))
+	encTP(&e, c.assigned)
+	encTP(&e, c.pending)
+	return e.B
+}
+
+func cgRegexValue(r *consumerRegex) []byte {
+	e := Enc{}
+	e.Int16(0)
+	e.Strings(r.topics)
+	e.Int64(r.version)
+	e.Int64(r.timestamp)
+	return e.B
+}
+
+func checkVersion(d *Dec, max int16, what string) (int16, error) {
+	v := d.Int16()
+	if d.Err() != nil {
+		return 0, d.Err()
+	}
+	if v < 0 || v > max {
+		return 0, fmt.Errorf("%w: %s value version %d", ErrCorruptRecord, what, v)
+	}
+	return v, nil
+}
+
+func init() {
+	RegisterReplay(RecConsumerGroupMetadata, replayCGMetadata)
+	RegisterReplay(RecConsumerGroupMemberMetadata, replayCGMember)
+	RegisterReplay(RecConsumerGroupTargetMetadata, replayCGTargetMeta)
+	RegisterReplay(RecConsumerGroupTargetMember, replayCGTargetMember)
+	RegisterReplay(RecConsumerGroupCurrentMember, replayCGCurrent)
+	RegisterReplay(RecConsumerGroupRegex, replayCGRegex)
+}
+
+// cgForReplay returns the consumer group a record belongs to, creating it lazily (records of one
+// group may load in any order). A classic group with the id (a simple group created by offset
+// commits, or an empty one replaced on join) is replaced. create=false (tombstones) never
+// creates. nil means the id belongs to another group type: the record is ignored.
+func cgForReplay(st *State, id string, create bool) *ConsumerGroup {
+	switch g := st.Groups[id].(type) {
+	case *ConsumerGroup:
+		return g
+	case nil:
+	case *ClassicGroup:
+		if !create {
+			return nil
+		}
+	default:
+		return nil
+	}
+	if !create {
+		return nil
+	}
+	g := newConsumerGroup(id)
+	st.Groups[id] = g
+	return g
+}
+
+// cgMaybeDrop removes a group none of whose records is left.
+func cgMaybeDrop(st *State, g *ConsumerGroup) {
+	if !g.hasMetadata && !g.hasTargetMeta && len(g.members) == 0 && len(g.currents) == 0 &&
+		len(g.targets) == 0 && len(g.regexes) == 0 {
+		if st.Groups[g.id] == Group(g) {
+			delete(st.Groups, g.id)
+		}
+	}
+}
+
+func replayCGMetadata(st *State, key, value []byte) error {
+	id, _, err := parseGroupKey(key, 0)
+	if err != nil {
+		return err
+	}
+	g := cgForReplay(st, id, value != nil)
+	if g == nil {
+		return nil
+	}
+	if value == nil {
+		g.hasMetadata, g.epoch, g.metadataHash = false, 0, 0
+		cgMaybeDrop(st, g)
+		return nil
+	}
+	d := Dec{B: value}
+	v, err := checkVersion(&d, cgMetadataVersion, "ConsumerGroupMetadata")
+	if err != nil {
+		return err
+	}
+	epoch := d.Int32()
+	var hash int64
+	if v >= 1 {
+		hash = d.Int64()
+	}
+	if err := d.Done(); err != nil {
+		return err
+	}
+	g.hasMetadata, g.epoch, g.metadataHash = true, epoch, hash
+	return nil
+}
+
+func replayCGMember(st *State, key, value []byte) error {
+	id, rest, err := parseGroupKey(key, 1)
+	if err != nil {
+		return err
+	}
+	g := cgForReplay(st, id, value != nil)
+	if g == nil {
+		return nil
+	}
+	mid := rest[0]
+	if old := g.members[mid]; old != nil && old.instanceID != nil && g.static[*old.instanceID] == mid {
+		delete(g.static, *old.instanceID)
+	}
+	if value == nil {
+		delete(g.members, mid)
+		cgMaybeDrop(st, g)
+		return nil
+	}
+	d := Dec{B: value}
+	if _, err := checkVersion(&d, 0, "ConsumerGroupMemberMetadata"); err != nil {
+		return err
+	}
+	m := &consumerMember{}
+	m.id = d.String()
+	m.instanceID = d.NullableString()
+	m.rackID = d.NullableString()
+	m.clientID = d.String()
+	m.clientHost = d.String()
+	m.subscribedNames = d.Strings()
+	m.subscribedRegex = d.String()
+	m.serverAssignor = d.String()
+	m.rebalanceTimeout = d.Int32()
+	if err := d.Done(); err != nil {
+		return err
+	}
+	m.id = mid
+	g.members[mid] = m
+	if m.instanceID != nil {
+		g.static[*m.instanceID] = mid
+	}
+	return nil
+}
+
+func replayCGTargetMeta(st *State, key, value []byte) error {
+	id, _, err := parseGroupKey(key, 0)
+	if err != nil {
+		return err
+	}
+	g := cgForReplay(st, id, value != nil)
+	if g == nil {
+		return nil
+	}
+	if value == nil {
+		g.hasTargetMeta, g.assignmentEpoch = false, 0
+		cgMaybeDrop(st, g)
+		return nil
+	}
+	d := Dec{B: value}
+	if _, err := checkVersion(&d, 0, "ConsumerGroupTargetAssignmentMetadata"); err != nil {
+		return err
+	}
+	epoch := d.Int32()
+	if err := d.Done(); err != nil {
+		return err
+	}
+	g.hasTargetMeta, g.assignmentEpoch = true, epoch
+	return nil
+}
+
+func replayCGTargetMember(st *State, key, value []byte) error {
+	id, rest, err := parseGroupKey(key, 1)
+	if err != nil {
+		return err
+	}
+	g := cgForReplay(st, id, value != nil)
+	if g == nil {
+		return nil
+	}
+	if value == nil {
+		delete(g.targets, rest[0])
+		cgMaybeDrop(st, g)
+		return nil
+	}
+	d := Dec{B: value}
+	if _, err := checkVersion(&d, 0, "ConsumerGroupTargetAssignmentMember"); err != nil {
+		return err
+	}
+	a := decTP(&d)
+	if err := d.Done(); err != nil {
+		return err
+	}
+	g.targets[rest[0]] = a
+	return nil
+}
+
+func replayCGCurrent(st *State, key, value []byte) error {
+	id, rest, err := parseGroupKey(key, 1)
+	if err != nil {
+		return err
+	}
+	g := cgForReplay(st, id, value != nil)
+	if g == nil {
+		return nil
+	}
+	mid := rest[0]
+	if old := g.currents[mid]; old != nil {
+		g.unindex(mid, old.assigned)
+		g.unindex(mid, old.pending)
+	}
+	if value == nil {
+		delete(g.currents, mid)
+		cgMaybeDrop(st, g)
+		return nil
+	}
+	d := Dec{B: value}
+	if _, err := checkVersion(&d, 0, "ConsumerGroupCurrentMemberAssignment"); err != nil {
+		return err
+	}
+	c := &consumerCurrent{}
+	c.epoch = d.Int32()
+	c.prevEpoch = d.Int32()
+	c.state = ConsumerMemberState(d.Int8())
+	c.assigned = decTP(&d)
+	c.pending = decTP(&d)
+	if err := d.Done(); err != nil {
+		return err
+	}
+	g.currents[mid] = c
+	g.index(mid, c.assigned)
+	g.index(mid, c.pending)
+	return nil
+}
+
+func replayCGRegex(st *State, key, value []byte) error {
+	id, rest, err := parseGroupKey(key, 1)
+	if err != nil {
+		return err
+	}
+	g := cgForReplay(st, id, value != nil)
+	if g == nil {
+		return nil
+	}
+	if value == nil {
+		delete(g.regexes, rest[0])
+		cgMaybeDrop(st, g)
+		return nil
+	}
+	d := Dec{B: value}
+	if _, err := checkVersion(&d, 0, "ConsumerGroupRegularExpression"); err != nil {
+		return err
+	}
+	r := &consumerRegex{}
+	r.topics = d.Strings()
+	r.version = d.Int64()
+	r.timestamp = d.Int64()
+	if err := d.Done(); err != nil {
+		return err
+	}
+	sort.Strings(r.topics)
+	g.regexes[rest[0]] = r
+	return nil
+}
+
+func (g *ConsumerGroup) index(mid string, a topicPartitions) {
+	for t, ps := range a {
+		m := g.owners[t]
+		if m == nil {
+			m = map[int32]string{}
+			g.owners[t] = m
+		}
+		for _, p := range ps {
+			m[p] = mid
+		}
+	}
+}
+
+func (g *ConsumerGroup) unindex(mid string, a topicPartitions) {
+	for t, ps := range a {
+		m := g.owners[t]
+		for _, p := range ps {
+			if m[p] == mid {
+				delete(m, p)
+			}
+		}
+		if len(m) == 0 {
+			delete(g.owners, t)
+		}
+	}
+}
+
+// owner returns the member owning a partition ("" = free).
+func (g *ConsumerGroup) owner(t [16]byte, p int32) string { return g.owners[t][p] }
+
+// --- writers: every durable change goes through st.Write ---
+
+func (g *ConsumerGroup) writeMetadata(st *State, epoch int32, hash int64) {
+	st.Write(Record{Key: cgMetadataKey(g.id), Value: cgMetadataValue(epoch, hash)})
+}
+
+func (g *ConsumerGroup) writeMember(st *State, m *consumerMember) {
+	st.Write(Record{Key: cgMemberKey(g.id, m.id), Value: cgMemberValue(m)})
+}
+
+func (g *ConsumerGroup) writeTargetMember(st *State, mid string, a topicPartitions) {
+	st.Write(Record{Key: cgTargetMemberKey(g.id, mid), Value: cgTargetMemberValue(a)})
+}
+
+func (g *ConsumerGroup) writeTargetMeta(st *State, epoch int32) {
+	st.Write(Record{Key: cgTargetMetaKey(g.id), Value: cgTargetMetaValue(epoch)})
+}
+
+func (g *ConsumerGroup) writeCurrent(st *State, mid string, c *consumerCurrent) {
+	st.Write(Record{Key: cgCurrentKey(g.id, mid), Value: cgCurrentValue(c)})
+}
+
+func (g *ConsumerGroup) writeRegex(st *State, re string, r *consumerRegex) {
+	st.Write(Record{Key: cgRegexKey(g.id, re), Value: cgRegexValue(r)})
+}
+
+// writeMemberTombstones removes a member in Kafka's order: current assignment, target
+// assignment, member metadata.
+func (g *ConsumerGroup) writeMemberTombstones(st *State, mid string) {
+	st.Write(Record{Key: cgCurrentKey(g.id, mid)})
+	st.Write(Record{Key: cgTargetMemberKey(g.id, mid)})
+	st.Write(Record{Key: cgMemberKey(g.id, mid)})
+}

@@ -1,0 +1,115 @@
+package coordinator
+
+import (
+	"regexp"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// compileSubscriptionRegex compiles a SubscribedTopicRegex with full-match semantics (the
+// whole topic name must match, as Java's Matcher.matches does), RE2 syntax.
+func compileSubscriptionRegex(re string) (*regexp.Regexp, error) {
+	if len(re) > 32767 {
+		return nil, errRegexTooLong
+	}
+	return regexp.Compile("^(?:" + re + ")$")
+}
+
+type regexError string
+
+func (e regexError) Error() string { return string(e) }
+
+const errRegexTooLong = regexError("regular expression too long")
+
+// validateSubscriptionRegex answers INVALID_REGULAR_EXPRESSION with Kafka's message.
+func validateSubscriptionRegex(re string) error {
+	if _, err := compileSubscriptionRegex(re); err != nil {
+		return Errf(kerr.InvalidRegularExpression, "SubscribedTopicRegex `%s` is not a valid regular expression: %v.", re, err)
+	}
+	return nil
+}
+
+// resolveRegex lists the existing topics the regex matches, sorted.
+func resolveRegex(st *State, re string) []string {
+	out := []string{}
+	rx, err := compileSubscriptionRegex(re)
+	if err != nil || st.Cfg.Topics == nil {
+		return out
+	}
+	for _, name := range st.Cfg.Topics.TopicNames() {
+		if rx.MatchString(name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// regexInUse reports whether a member subscribes with re.
+func (g *ConsumerGroup) regexInUse(re string) bool {
+	for _, m := range g.members {
+		if m.subscribedRegex == re {
+			return true
+		}
+	}
+	return false
+}
+
+func regexRefreshInterval(st *State) time.Duration {
+	return time.Duration(cfgInt(st, "group.consumer.regex.refresh.interval.ms", 600000)) * time.Millisecond
+}
+
+// refreshRegexes resolves regexes in use that are unresolved, stale (older than
+// group.consumer.regex.refresh.interval.ms) or due for a refresh after a topic change, writes a
+// ConsumerGroupRegularExpression record for each whose topics changed (or that is new) and
+// tombstones regexes no member uses any more. It reports whether a resolution changed.
+func (g *ConsumerGroup) refreshRegexes(st *State, force bool) bool {
+	changed := false
+	inUse := map[string]bool{}
+	for _, m := range g.members {
+		if m.subscribedRegex != "" {
+			inUse[m.subscribedRegex] = true
+		}
+	}
+	for _, re := range sortedKeys(g.regexes) {
+		if !inUse[re] {
+			st.Write(Record{Key: cgRegexKey(g.id, re)})
+			changed = true
+		}
+	}
+	interval := regexRefreshInterval(st)
+	for _, re := range sortedKeys(inUse) {
+		old := g.regexes[re]
+		if old != nil && !force && st.Now.Sub(time.UnixMilli(old.timestamp)) < interval {
+			continue
+		}
+		topics := resolveRegex(st, re)
+		r := &consumerRegex{topics: topics, timestamp: st.Now.UnixMilli()}
+		if old != nil {
+			r.version = old.version
+			if equalStrings(old.topics, topics) {
+				if old.timestamp != r.timestamp {
+					r.version = old.version
+					g.writeRegex(st, re, r) // refresh the resolution time only
+				}
+				continue
+			}
+			r.version = old.version + 1
+		}
+		g.writeRegex(st, re, r)
+		changed = true
+	}
+	return changed
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

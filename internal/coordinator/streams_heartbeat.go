@@ -1,0 +1,670 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/muster-io/muster/internal/config"
+)
+
+// Fixed values of the streams heartbeat response.
+const (
+	// StreamsAcceptableRecoveryLag is the lag (records) up to which a member counts as caught up
+	// on a task (Kafka Streams' acceptable.recovery.lag default); sent to members and given to
+	// the assignor.
+	StreamsAcceptableRecoveryLag int64 = 10000
+	// streamsTaskOffsetInterval is how often members report task offsets (Kafka's default of
+	// group.streams.task.offset.interval.ms).
+	streamsTaskOffsetInterval = 60 * time.Second
+)
+
+// streamsConfig is the broker configuration streams groups use.
+type streamsConfig struct {
+	session, heartbeat time.Duration
+	maxSize            int
+	standbys, warmups  int
+	initialDelay       time.Duration
+	enabled            bool
+}
+
+var (
+	streamsDefaultsOnce sync.Once
+	streamsDefaults     *config.Values
+)
+
+func streamsCfg(st *State) streamsConfig {
+	v := st.Cfg.Values
+	if v == nil {
+		streamsDefaultsOnce.Do(func() { streamsDefaults = config.Defaults() })
+		v = streamsDefaults
+	}
+	c := streamsConfig{
+		session:      v.Ms("group.streams.session.timeout.ms"),
+		heartbeat:    v.Ms("group.streams.heartbeat.interval.ms"),
+		maxSize:      int(v.Int("group.streams.max.size")),
+		standbys:     int(v.Int("group.streams.num.standby.replicas")),
+		warmups:      int(v.Int("group.streams.num.warmup.replicas")),
+		initialDelay: v.Ms("group.streams.initial.rebalance.delay.ms"),
+	}
+	for _, p := range v.List("group.coordinator.rebalance.protocols") {
+		if p == "streams" {
+			c.enabled = true
+		}
+	}
+	return c
+}
+
+// assignmentConfigs are the assignment configs stored with the group epoch; a change bumps it.
+func (c streamsConfig) assignmentConfigs() map[string]string {
+	return map[string]string{
+		"num.standby.replicas": strconv.Itoa(c.standbys),
+		"num.warmup.replicas":  strconv.Itoa(c.warmups),
+	}
+}
+
+// StreamsHeartbeatResult is what the StreamsGroupHeartbeat operation returns: the response and
+// the internal topics the broker must create outside the shard loop (Kafka's KafkaApis creates
+// them after the coordinator answered).
+type StreamsHeartbeatResult struct {
+	Response *kmsg.StreamsGroupHeartbeatResponse
+	Create   []streamsInternalTopic
+	// TopologyDescription feeds the KIP-1331 solicitation decision (see
+	// TopologyDescriptions.ShouldSolicit); zero on error and leave paths.
+	TopologyDescription TopologyDescriptionState
+}
+
+// TopicsToCreate lists the internal topics to create as name → partition count.
+func (r *StreamsHeartbeatResult) TopicsToCreate() map[string]int32 {
+	out := map[string]int32{}
+	for _, t := range r.Create {
+		out[t.Name] = t.Partitions
+	}
+	return out
+}
+
+func streamsHeartbeatError(req *kmsg.StreamsGroupHeartbeatRequest, err error) *kmsg.StreamsGroupHeartbeatResponse {
+	resp := req.ResponseKind().(*kmsg.StreamsGroupHeartbeatResponse)
+	resp.ErrorCode = ErrorCode(err)
+	resp.ErrorMessage = ErrorMessage(err)
+	resp.MemberID = req.MemberID
+	resp.MemberEpoch = req.MemberEpoch
+	return resp
+}
+
+// validateStreamsHeartbeat is Kafka's throwIfStreamsGroupHeartbeatRequestIsInvalid
+// (reference §1.5): INVALID_REQUEST (or STREAMS_INVALID_TOPOLOGY) with a message.
+func validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) error {
+	switch {
+	case req.MemberID == "":
+		return Errf(kerr.InvalidRequest, "MemberId can't be empty.")
+	case req.Group == "":
+		return Errf(kerr.InvalidRequest, "GroupId can't be empty.")
+	case req.InstanceID != nil && *req.InstanceID == "":
+		return Errf(kerr.InvalidRequest, "InstanceId can't be empty.")
+	case req.RackID != nil && *req.RackID == "":
+		return Errf(kerr.InvalidRequest, "RackId can't be empty.")
+	case req.MemberEpoch < -2:
+		return Errf(kerr.InvalidRequest, "MemberEpoch is %d, but must be greater than or equal to -2.", req.MemberEpoch)
+	case req.MemberEpoch == -2 && req.InstanceID == nil:
+		return Errf(kerr.InvalidRequest, "InstanceId can't be null when MemberEpoch is -2.")
+	}
+	nonNil := 0
+	for _, l := range [][]kmsg.TaskIDs{req.ActiveTasks, req.StandbyTasks, req.WarmupTasks} {
+		if l != nil {
+			nonNil++
+		}
+	}
+	if nonNil != 0 && nonNil != 3 {
+		return Errf(kerr.InvalidRequest, "If one task-type is non-null, all must be non-null.")
+	}
+	if req.MemberEpoch == 0 {
+		if req.RebalanceTimeoutMillis == -1 {
+			return Errf(kerr.InvalidRequest, "RebalanceTimeoutMs must be provided when joining.")
+		}
+		if len(req.ActiveTasks)+len(req.StandbyTasks)+len(req.WarmupTasks) != 0 {
+			return Errf(kerr.InvalidRequest, "Assigned tasks must be empty when (re-)joining.")
+		}
+		if req.Topology == nil {
+			return Errf(kerr.InvalidRequest, "Topology must be non-null when (re-)joining.")
+		}
+	} else if req.Topology != nil {
+		return Errf(kerr.InvalidRequest, "Topology can only be provided when (re-)joining.")
+	}
+	for _, l := range [][]kmsg.TaskIDs{req.ActiveTasks, req.StandbyTasks, req.WarmupTasks} {
+		for _, t := range l {
+			for _, p := range t.Partitions {
+				if p < 0 {
+					return Errf(kerr.InvalidRequest, "Task %d for subtopology %s is invalid.", p, t.SubtopologyID)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// StreamsGroupHeartbeat handles StreamsGroupHeartbeat v0–v1 on the shard (KIP-1071, seed 002;
+// Kafka's GroupMetadataManager.streamsGroupHeartbeat). It replies with a
+// *StreamsHeartbeatResult.
+func StreamsGroupHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) func(st *State, c *Call) {
+	return func(st *State, c *Call) {
+		res, err := streamsHeartbeat(st, c, req)
+		if err != nil {
+			res = &StreamsHeartbeatResult{Response: streamsHeartbeatError(req, err)}
+		}
+		st.Reply(c, res)
+	}
+}
+
+func streamsHeartbeat(st *State, c *Call, req *kmsg.StreamsGroupHeartbeatRequest) (*StreamsHeartbeatResult, error) {
+	if err := validateStreamsHeartbeat(req); err != nil {
+		return nil, err
+	}
+	cfg := streamsCfg(st)
+	if req.MemberEpoch < 0 {
+		return streamsLeave(st, req)
+	}
+	var (
+		g         *StreamsGroup
+		err       error
+		replacing string
+		joinTopo  *StreamsTopology
+	)
+	if req.MemberEpoch == 0 {
+		g, replacing, joinTopo, err = streamsJoinGroup(st, req, cfg)
+	} else {
+		g, err = streamsExistingMember(st, req)
+	}
+	if err != nil {
+		return nil, err
+	}
+	id := req.MemberID
+	bump := false
+
+	// Member metadata (seed step 4): any change bumps the group epoch.
+	base := g.meta[id]
+	if base == nil && replacing != "" {
+		base = g.meta[replacing]
+	}
+	nm := streamsUpdatedMeta(base, req, c, joinTopo)
+	if replacing != "" {
+		g.replaceStaticMember(st, replacing, id)
+	}
+	if old := g.meta[id]; old == nil || !old.equal(nm) {
+		g.writeMemberMeta(st, id, nm)
+		if base == nil || !base.equal(nm) {
+			bump = true
+		}
+	}
+	if req.MemberEpoch == 0 {
+		// A (re-)joining member starts from an empty assignment at epoch 0.
+		cur := g.currentOf(id)
+		if cur.MemberEpoch != 0 || cur.State != streamsMemberStable || !cur.Assigned.empty() || !cur.PendingRevocation.empty() || g.current[id] == nil {
+			g.writeCurrent(st, id, &streamsCurrent{Assigned: newStreamsTaskSet(), PendingRevocation: newStreamsTaskSet()})
+			g.endpointEpoch++
+		}
+	}
+
+	// In-memory member state.
+	soft := g.memberSoft(id)
+	soft.EndpointEpoch = req.EndpointInformationEpoch
+	if req.TaskOffsets != nil {
+		soft.TaskOffsets = taskOffsetMap(req.TaskOffsets)
+	}
+	if req.TaskEndOffsets != nil {
+		soft.TaskEndOffsets = taskOffsetMap(req.TaskEndOffsets)
+	}
+	if req.ShutdownApplication {
+		g.shutdownRequested = true
+	}
+	g.scheduleSession(st, id, cfg)
+
+	// Topology configuration and metadata hash (seed step 5, KIP-1101).
+	hash, validated := g.reconfigure(st)
+	if hash != g.metadataHash || validated != g.validatedTopologyEpoch ||
+		!sameStringMap(g.lastAssignmentConfigs, cfg.assignmentConfigs()) {
+		bump = true
+	}
+	if bump {
+		g.bumpEpoch(st, cfg, hash, validated)
+	}
+
+	// Target assignment and reconciliation (seed step 6).
+	delayed, err := g.maybeAssign(st, cfg)
+	if err != nil {
+		return nil, err
+	}
+	owned := ownedFromRequest(req)
+	changed := g.reconcile(st, id, owned)
+
+	// Response.
+	resp := req.ResponseKind().(*kmsg.StreamsGroupHeartbeatResponse)
+	cur := g.currentOf(id)
+	resp.MemberID = id
+	resp.MemberEpoch = cur.MemberEpoch
+	resp.HeartbeatIntervalMillis = int32(cfg.heartbeat / time.Millisecond)
+	resp.TaskOffsetIntervalMillis = int32(streamsTaskOffsetInterval / time.Millisecond)
+	resp.AcceptableRecoveryLagLegacy = int32(StreamsAcceptableRecoveryLag)
+	resp.AcceptableRecoveryLag = StreamsAcceptableRecoveryLag
+	resp.TopologyDescriptionRequired = false
+	resp.Status = g.statuses(id, delayed)
+	if req.MemberEpoch == 0 || changed || req.MemberEpoch != cur.MemberEpoch {
+		resp.ActiveTasks = taskIDs(cur.Assigned.Active)
+		resp.StandbyTasks = taskIDs(cur.Assigned.Standby)
+		resp.WarmupTasks = taskIDs(cur.Assigned.Warmup)
+	}
+	resp.EndpointInformationEpoch = g.endpointEpoch
+	if req.EndpointInformationEpoch != g.endpointEpoch {
+		resp.PartitionsByUserEndpoint = g.partitionsByUserEndpoint()
+	}
+	out := &StreamsHeartbeatResult{Response: resp, TopologyDescription: g.topologyDescriptionState(st, resp)}
+	if g.configured != nil {
+		out.Create = g.configured.toCreate
+	}
+	return out, nil
+}
+
+// streamsJoinGroup finds or creates the group of a joining member (seed step 2) and applies the
+// topology-epoch rules. It returns the member id of a static member being replaced (or "") and
+// the request's topology.
+func streamsJoinGroup(st *State, req *kmsg.StreamsGroupHeartbeatRequest, cfg streamsConfig) (*StreamsGroup, string, *StreamsTopology, error) {
+	topo, err := streamsTopologyFromRequest(req.Topology)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	var g *StreamsGroup
+	var emptyClassic *ClassicGroup
+	switch eg := st.Groups[req.Group].(type) {
+	case nil:
+	case *StreamsGroup:
+		g = eg
+	case *ClassicGroup:
+		if !eg.IsEmpty() {
+			return nil, "", nil, Errf(kerr.GroupIDNotFound, "Group %s is not a streams group.", req.Group)
+		}
+		emptyClassic = eg
+	default:
+		return nil, "", nil, Errf(kerr.GroupIDNotFound, "Group %s is not a streams group.", req.Group)
+	}
+	replacing := ""
+	if g != nil {
+		if _, member := g.meta[req.MemberID]; !member && len(g.meta) >= cfg.maxSize {
+			return nil, "", nil, Errf(kerr.GroupMaxSizeReached, "The streams group has reached its maximum capacity of %d members.", cfg.maxSize)
+		}
+		if req.InstanceID != nil {
+			if owner := g.staticOwner(*req.InstanceID); owner != "" && owner != req.MemberID {
+				if g.currentOf(owner).MemberEpoch != -2 {
+					return nil, "", nil, Errf(kerr.UnreleasedInstanceID, "Static member %s with instance id %s is still in use by member %s.", req.MemberID, *req.InstanceID, owner)
+				}
+				replacing = owner
+			}
+		}
+		if g.topology != nil {
+			er, eg := topo.Epoch, g.topology.Epoch
+			switch {
+			case er == eg:
+				if !topo.sameAs(g.topology) {
+					return nil, "", nil, Errf(kerr.StreamsInvalidTopologyEpoch,
+						"The topology of member %s has epoch %d, the group's topology epoch, but differs from the group's topology.", req.MemberID, er)
+				}
+			case er < eg:
+				return nil, "", nil, Errf(kerr.StreamsTopologyFenced,
+					"The topology epoch %d of member %s is older than the group's topology epoch %d.", er, req.MemberID, eg)
+			case er > eg+1:
+				return nil, "", nil, Errf(kerr.StreamsInvalidTopologyEpoch,
+					"The topology epoch %d of member %s is more than one above the group's topology epoch %d.", er, req.MemberID, eg)
+			default: // er == eg+1: the member brings the next topology (seed 002 step 2.3.4).
+				writeStreamsTopology(st, g.id, topo)
+			}
+			return g, replacing, topo, nil
+		}
+		writeStreamsTopology(st, g.id, topo)
+		return g, replacing, topo, nil
+	}
+	if emptyClassic != nil {
+		emptyClassic.WriteTombstones(st)
+		delete(st.Groups, req.Group) // a simple group may have had no record to tombstone
+	}
+	writeStreamsTopology(st, req.Group, topo) // creates the group (the group takes the member's topology epoch)
+	g, ok := st.Groups[req.Group].(*StreamsGroup)
+	if !ok {
+		return nil, "", nil, kerr.UnknownServerError
+	}
+	return g, "", topo, nil
+}
+
+// streamsExistingMember checks a heartbeat of a member already in the group (seed step 3).
+func streamsExistingMember(st *State, req *kmsg.StreamsGroupHeartbeatRequest) (*StreamsGroup, error) {
+	g, ok := st.Groups[req.Group].(*StreamsGroup)
+	if !ok {
+		return nil, Errf(kerr.GroupIDNotFound, "Streams group %s not found.", req.Group)
+	}
+	if req.InstanceID != nil {
+		owner := g.staticOwner(*req.InstanceID)
+		if owner == "" {
+			return nil, Errf(kerr.UnknownMemberID, "Instance id %s is unknown.", *req.InstanceID)
+		}
+		if owner != req.MemberID {
+			return nil, Errf(kerr.FencedInstanceID, "Instance id %s belongs to another member.", *req.InstanceID)
+		}
+	}
+	if _, ok := g.meta[req.MemberID]; !ok {
+		return nil, Errf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", req.MemberID, req.Group)
+	}
+	cur := g.currentOf(req.MemberID)
+	fenced := false
+	switch {
+	case req.MemberEpoch > cur.MemberEpoch:
+		fenced = true
+	case req.MemberEpoch < cur.MemberEpoch:
+		// The response carrying the new epoch may have been lost (KIP-848): the previous epoch
+		// is accepted when every task the member owns is still assigned to it.
+		fenced = req.MemberEpoch != cur.PreviousMemberEpoch || !ownedSubset(ownedFromRequest(req), cur.Assigned)
+	}
+	if fenced {
+		g.removeMember(st, req.MemberID, streamsCfg(st))
+		return nil, Errf(kerr.FencedMemberEpoch, "The streams group member %s has epoch %d but the coordinator expected %d.", req.MemberID, req.MemberEpoch, cur.MemberEpoch)
+	}
+	return g, nil
+}
+
+// streamsLeave handles MemberEpoch -1 (leave) and -2 (static member temporarily leaving).
+func streamsLeave(st *State, req *kmsg.StreamsGroupHeartbeatRequest) (*StreamsHeartbeatResult, error) {
+	g, ok := st.Groups[req.Group].(*StreamsGroup)
+	if !ok {
+		return nil, Errf(kerr.GroupIDNotFound, "Streams group %s not found.", req.Group)
+	}
+	id := req.MemberID
+	if req.InstanceID != nil {
+		owner := g.staticOwner(*req.InstanceID)
+		if owner == "" {
+			return nil, Errf(kerr.UnknownMemberID, "Instance id %s is unknown.", *req.InstanceID)
+		}
+		if owner != id {
+			return nil, Errf(kerr.FencedInstanceID, "Instance id %s belongs to another member.", *req.InstanceID)
+		}
+	} else if _, ok := g.meta[id]; !ok {
+		return nil, Errf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", id, req.Group)
+	}
+	if req.ShutdownApplication {
+		g.shutdownRequested = true
+	}
+	if req.MemberEpoch == -2 {
+		// The static member keeps its tasks until it returns or its session expires.
+		cur := g.currentOf(id)
+		next := &streamsCurrent{MemberEpoch: -2, PreviousMemberEpoch: cur.MemberEpoch, State: cur.State,
+			Assigned: cur.Assigned.clone(), PendingRevocation: cur.PendingRevocation.clone()}
+		g.writeCurrent(st, id, next)
+		st.Timers.Cancel(streamsRebalanceKey(g.id, id))
+	} else {
+		g.removeMember(st, id, streamsCfg(st))
+	}
+	resp := req.ResponseKind().(*kmsg.StreamsGroupHeartbeatResponse)
+	resp.MemberID = id
+	resp.MemberEpoch = req.MemberEpoch
+	resp.AcceptableRecoveryLag = StreamsAcceptableRecoveryLag
+	resp.AcceptableRecoveryLagLegacy = int32(StreamsAcceptableRecoveryLag)
+	return &StreamsHeartbeatResult{Response: resp}, nil
+}
+
+// streamsUpdatedMeta applies the request's non-null fields to a member's metadata.
+func streamsUpdatedMeta(old *streamsMemberMeta, req *kmsg.StreamsGroupHeartbeatRequest, c *Call, topo *StreamsTopology) *streamsMemberMeta {
+	nm := &streamsMemberMeta{ClientTags: map[string]string{}}
+	if old != nil {
+		cp := *old
+		nm = &cp
+		nm.ClientTags = map[string]string{}
+		for k, v := range old.ClientTags {
+			nm.ClientTags[k] = v
+		}
+	}
+	if c != nil {
+		if c.ClientID != nil {
+			nm.ClientID = *c.ClientID
+		}
+		nm.ClientHost = c.ClientHost
+	}
+	if req.InstanceID != nil {
+		s := *req.InstanceID
+		nm.InstanceID = &s
+	}
+	if req.RackID != nil {
+		s := *req.RackID
+		nm.RackID = &s
+	}
+	if req.RebalanceTimeoutMillis != -1 {
+		nm.RebalanceTimeout = req.RebalanceTimeoutMillis
+	}
+	if req.ProcessID != nil {
+		nm.ProcessID = *req.ProcessID
+	}
+	if req.UserEndpoint != nil {
+		nm.UserEndpoint = &streamsEndpoint{Host: req.UserEndpoint.Host, Port: req.UserEndpoint.Port}
+	}
+	if req.ClientTags != nil {
+		nm.ClientTags = map[string]string{}
+		for _, t := range req.ClientTags {
+			nm.ClientTags[t.Key] = t.Value
+		}
+	}
+	if topo != nil {
+		nm.TopologyEpoch = topo.Epoch
+	}
+	return nm
+}
+
+func (g *StreamsGroup) staticOwner(instance string) string {
+	for _, id := range sortedKeys(g.meta) {
+		if m := g.meta[id]; m.InstanceID != nil && *m.InstanceID == instance {
+			return id
+		}
+	}
+	return ""
+}
+
+// replaceStaticMember moves a static member's target assignment to its new member id and
+// removes the old member without bumping the group epoch (KIP-345 semantics for streams).
+func (g *StreamsGroup) replaceStaticMember(st *State, oldID, newID string) {
+	if t, ok := g.targets[oldID]; ok {
+		g.writeTarget(st, newID, t.clone())
+	}
+	g.writeCurrent(st, newID, &streamsCurrent{Assigned: newStreamsTaskSet(), PendingRevocation: newStreamsTaskSet()})
+	g.dropMember(st, oldID)
+}
+
+// dropMember writes the member's tombstones (current assignment, target, metadata) and cancels
+// its timers, without an epoch bump.
+func (g *StreamsGroup) dropMember(st *State, id string) {
+	st.Write(Record{Key: groupKey(RecStreamsGroupCurrentMember, g.id, id)})
+	st.Write(Record{Key: groupKey(RecStreamsGroupTargetMember, g.id, id)})
+	st.Write(Record{Key: groupKey(RecStreamsGroupMemberMetadata, g.id, id)})
+	st.Timers.Cancel(streamsSessionKey(g.id, id))
+	st.Timers.Cancel(streamsRebalanceKey(g.id, id))
+	g.endpointEpoch++
+	if len(g.meta) == 0 {
+		g.shutdownRequested = false
+		g.delayDeadline = time.Time{}
+		st.Timers.Cancel(streamsDelayKey(g.id))
+	}
+}
+
+// removeMember fences a member: tombstones and a group epoch bump.
+func (g *StreamsGroup) removeMember(st *State, id string, cfg streamsConfig) {
+	g.dropMember(st, id)
+	hash, validated := g.reconfigure(st)
+	g.bumpEpoch(st, cfg, hash, validated)
+}
+
+// bumpEpoch writes the group metadata with the next group epoch, the given metadata hash and
+// validated topology epoch, and the current assignment configs.
+func (g *StreamsGroup) bumpEpoch(st *State, cfg streamsConfig, hash int64, validated int32) {
+	v := g.metadataValue()
+	v.Epoch = g.groupEpoch + 1
+	v.MetadataHash, v.ValidatedTopologyEpoch = hash, validated
+	v.LastAssignmentConfigs = cfg.assignmentConfigs()
+	g.writeMetadata(st, v)
+	st.Metrics.StreamsRebalances++
+}
+
+// reconfigure recomputes the metadata hash and, when it or the topology changed, the
+// configured topology (in memory). It returns the hash and the validated topology epoch (the
+// topology epoch when the configured topology is ready, else -1); when either differs from the
+// stored values the group epoch must be bumped, which persists them.
+func (g *StreamsGroup) reconfigure(st *State) (hash int64, validated int32) {
+	if g.topology == nil {
+		return g.metadataHash, g.validatedTopologyEpoch
+	}
+	hash = g.computeMetadataHash(st.Cfg.Topics)
+	if g.configured == nil || g.configured.epoch != g.topology.Epoch || hash != g.metadataHash {
+		g.configured = configureStreamsTopology(g.topology, st.Cfg.Topics)
+	}
+	validated = -1
+	if g.configured.ready() {
+		validated = g.topology.Epoch
+	}
+	return hash, validated
+}
+
+func (g *StreamsGroup) scheduleSession(st *State, id string, cfg streamsConfig) {
+	gid := g.id
+	st.Timers.Schedule(streamsSessionKey(gid, id), st.Now.Add(cfg.session), func(st *State) {
+		cur, ok := st.Groups[gid].(*StreamsGroup)
+		if !ok || cur.meta[id] == nil {
+			return
+		}
+		st.Log.Info("streams group member session expired", "group", gid, "member", id)
+		cur.removeMember(st, id, streamsCfg(st))
+	})
+}
+
+func streamsSessionKey(g, m string) string   { return "session-timeout-" + g + "-" + m }
+func streamsRebalanceKey(g, m string) string { return "rebalance-timeout-" + g + "-" + m }
+func streamsDelayKey(g string) string        { return "streams-initial-delay-" + g }
+
+func sameStringMap(a, b map[string]string) bool {
+	if a == nil || len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if bv, ok := b[k]; !ok || bv != v {
+			return false
+		}
+	}
+	return true
+}
+
+func taskOffsetMap(xs []kmsg.TaskOffset) map[streamsTask]int64 {
+	out := make(map[streamsTask]int64, len(xs))
+	for _, x := range xs {
+		out[streamsTask{x.SubtopologyID, x.Partition}] = x.Offset
+	}
+	return out
+}
+
+// ownedFromRequest converts the request's owned tasks; nil when the lists are null (unchanged).
+func ownedFromRequest(req *kmsg.StreamsGroupHeartbeatRequest) *streamsTaskSet {
+	if req.ActiveTasks == nil {
+		return nil
+	}
+	conv := func(l []kmsg.TaskIDs) streamsTasks {
+		out := streamsTasks{}
+		for _, t := range l {
+			for _, p := range t.Partitions {
+				out[streamsTask{t.SubtopologyID, p}] = 0
+			}
+		}
+		return out
+	}
+	return &streamsTaskSet{Active: conv(req.ActiveTasks), Standby: conv(req.StandbyTasks), Warmup: conv(req.WarmupTasks)}
+}
+
+// ownedSubset reports whether the owned tasks (non-null) are all assigned.
+func ownedSubset(owned *streamsTaskSet, assigned streamsTaskSet) bool {
+	if owned == nil {
+		return false
+	}
+	sub := func(a, b streamsTasks) bool {
+		for k := range a {
+			if _, ok := b[k]; !ok {
+				return false
+			}
+		}
+		return true
+	}
+	return sub(owned.Active, assigned.Active) && sub(owned.Standby, assigned.Standby) && sub(owned.Warmup, assigned.Warmup)
+}
+
+func taskIDs(t streamsTasks) []kmsg.TaskIDs {
+	out := []kmsg.TaskIDs{}
+	for _, k := range t.sorted() {
+		if n := len(out); n > 0 && out[n-1].SubtopologyID == k.Sub {
+			out[n-1].Partitions = append(out[n-1].Partitions, k.Part)
+			continue
+		}
+		ti := kmsg.NewTaskIDs()
+		ti.SubtopologyID = k.Sub
+		ti.Partitions = []int32{k.Part}
+		out = append(out, ti)
+	}
+	return out
+}
+
+// statuses builds the response's status list for a member.
+func (g *StreamsGroup) statuses(id string, delayed bool) []kmsg.StreamsGroupHeartbeatResponseStatus {
+	var out []kmsg.StreamsGroupHeartbeatResponseStatus
+	add := func(code int8, detail string) {
+		s := kmsg.NewStreamsGroupHeartbeatResponseStatus()
+		s.StatusCode, s.StatusDetail = code, detail
+		out = append(out, s)
+	}
+	if m := g.meta[id]; m != nil && g.topology != nil && m.TopologyEpoch < g.topology.Epoch {
+		add(StreamsStatusStaleTopology, fmt.Sprintf("The member's topology epoch %d is behind the group's topology epoch %d.", m.TopologyEpoch, g.topology.Epoch))
+	}
+	if c := g.configured; c != nil && !c.ready() {
+		add(c.statusCode, c.statusDetail)
+	}
+	if g.shutdownRequested {
+		add(StreamsStatusShutdownApplication, "A KafkaStreams instance encountered a fatal error and requested a shutdown for the entire application.")
+	}
+	if delayed {
+		add(StreamsStatusAssignmentDelayed, "Assignment delayed due to the configured initial rebalance delay.")
+	}
+	return out
+}
+
+func init() {
+	RegisterHandler(88, func(s *Service, ctx context.Context, meta Meta, r kmsg.Request) kmsg.Response {
+		req := r.(*kmsg.StreamsGroupHeartbeatRequest)
+		if s.Cfg != nil && s.Cfg.Values != nil {
+			if !streamsCfg(&State{Cfg: s.Cfg}).enabled {
+				return streamsHeartbeatError(req, Errf(kerr.UnsupportedVersion, "The streams rebalance protocol is not enabled."))
+			}
+		}
+		res, err := s.do(ctx, req.Group, meta, StreamsGroupHeartbeat(req))
+		if err != nil {
+			return streamsHeartbeatError(req, err)
+		}
+		out := res.(*StreamsHeartbeatResult)
+		createStreamsInternalTopics(s, out.Create)
+		s.maybeSolicitTopologyDescription(meta, req, out)
+		return out.Response
+	})
+}
+
+// createStreamsInternalTopics creates internal topics outside the shard loop (CreateTopic may
+// block on disk); members see MISSING_INTERNAL_TOPICS until they exist.
+func createStreamsInternalTopics(s *Service, topics []streamsInternalTopic) {
+	if len(topics) == 0 || s.Cfg == nil || s.Cfg.Topics == nil {
+		return
+	}
+	for _, t := range topics {
+		if err := s.Cfg.Topics.CreateTopic(t.Name, t.Partitions, t.Configs); err != nil && s.Log != nil {
+			s.Log.Warn("streams: creating internal topic failed", "topic", t.Name, "partitions", t.Partitions, "err", err)
+		}
+	}
+}

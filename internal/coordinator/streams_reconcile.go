@@ -1,0 +1,381 @@
+package coordinator
+
+import (
+	"sort"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/muster-io/muster/internal/streams/assignor"
+)
+
+// streamsAssignor is the group's task assignor (Kafka's built-in "sticky").
+var streamsAssignor = assignor.Sticky()
+
+// maybeAssign computes a new target assignment when the group epoch is ahead of the target
+// assignment epoch and the topology is ready. The first assignment of a group without target
+// assignments is delayed by group.streams.initial.rebalance.delay.ms (status
+// ASSIGNMENT_DELAYED, reported as delayed=true); a timer computes it when the delay ends.
+func (g *StreamsGroup) maybeAssign(st *State, cfg streamsConfig) (delayed bool, err error) {
+	if !g.configured.ready() || g.groupEpoch <= g.targetEpoch || len(g.meta) == 0 {
+		return false, nil
+	}
+	if cfg.initialDelay > 0 && len(g.targets) == 0 {
+		if g.delayDeadline.IsZero() {
+			g.delayDeadline = st.Now.Add(cfg.initialDelay)
+			gid := g.id
+			st.Timers.Schedule(streamsDelayKey(gid), g.delayDeadline, func(st *State) {
+				cur, ok := st.Groups[gid].(*StreamsGroup)
+				if !ok {
+					return
+				}
+				cur.delayDeadline = st.Now
+				if _, err := cur.maybeAssign(st, streamsCfg(st)); err != nil {
+					st.Log.Error("streams: delayed target assignment failed", "group", gid, "err", err)
+				}
+			})
+		}
+		if st.Now.Before(g.delayDeadline) {
+			return true, nil
+		}
+	}
+	g.delayDeadline = time.Time{}
+	st.Timers.Cancel(streamsDelayKey(g.id))
+	return false, g.computeTarget(st, cfg)
+}
+
+// computeTarget runs the sticky assignor on the members, their current targets (stickiness)
+// and task lags, and writes the changed target assignments and the target assignment metadata
+// at the group epoch.
+func (g *StreamsGroup) computeTarget(st *State, cfg streamsConfig) error {
+	spec := &assignor.GroupSpec{
+		NumStandbyReplicas:    cfg.standbys,
+		NumWarmupReplicas:     cfg.warmups,
+		AcceptableRecoveryLag: StreamsAcceptableRecoveryLag,
+	}
+	for _, s := range g.topology.Subtopologies {
+		spec.Subtopologies = append(spec.Subtopologies, assignor.Subtopology{
+			ID: s.ID, NumTasks: g.configured.numTasks[s.ID], Stateful: len(s.StateChangelogTopics) > 0,
+		})
+	}
+	ids := g.MemberIDs()
+	for _, id := range ids {
+		m := g.meta[id]
+		ms := assignor.MemberSpec{MemberID: id, ProcessID: m.ProcessID, ClientTags: m.ClientTags}
+		if m.InstanceID != nil {
+			ms.InstanceID = *m.InstanceID
+		}
+		if m.RackID != nil {
+			ms.RackID = *m.RackID
+		}
+		if t, ok := g.targets[id]; ok {
+			ms.Active, ms.Standby, ms.Warmup = toAssignorTasks(t.Active), toAssignorTasks(t.Standby), toAssignorTasks(t.Warmup)
+		}
+		ms.TaskLags = g.taskLags(id)
+		spec.Members = append(spec.Members, ms)
+	}
+	out, err := streamsAssignor.Assign(spec)
+	if err != nil {
+		return Errf(kerr.UnknownServerError, "Failed to compute a new target assignment for epoch %d: %v", g.groupEpoch, err)
+	}
+	for _, id := range ids {
+		a := out[id]
+		next := streamsTaskSet{Active: fromAssignorTasks(a.Active), Standby: fromAssignorTasks(a.Standby), Warmup: fromAssignorTasks(a.Warmup)}
+		if old, ok := g.targets[id]; !ok || !old.equal(next) {
+			g.writeTarget(st, id, next)
+		}
+	}
+	g.writeTargetMetadata(st, g.groupEpoch)
+	return nil
+}
+
+// taskLags derives a member's task lags from its reported changelog offsets and end offsets
+// (nil when it reported none).
+func (g *StreamsGroup) taskLags(id string) map[string]map[int32]int64 {
+	s := g.soft[id]
+	if s == nil || s.TaskOffsets == nil {
+		return nil
+	}
+	out := map[string]map[int32]int64{}
+	for t, off := range s.TaskOffsets {
+		lag := int64(0)
+		if end, ok := s.TaskEndOffsets[t]; ok && end > off {
+			lag = end - off
+		}
+		if out[t.Sub] == nil {
+			out[t.Sub] = map[int32]int64{}
+		}
+		out[t.Sub][t.Part] = lag
+	}
+	return out
+}
+
+func toAssignorTasks(t streamsTasks) assignor.TaskSet {
+	if len(t) == 0 {
+		return nil
+	}
+	out := assignor.TaskSet{}
+	for _, k := range t.sorted() {
+		out[k.Sub] = append(out[k.Sub], k.Part)
+	}
+	return out
+}
+
+func fromAssignorTasks(t assignor.TaskSet) streamsTasks {
+	out := streamsTasks{}
+	for s, ps := range t {
+		for _, p := range ps {
+			out[streamsTask{s, p}] = 0
+		}
+	}
+	return out
+}
+
+// reconcile moves a member's current assignment towards its target (Kafka's streams
+// CurrentAssignmentBuilder): tasks no longer in the target are revoked first (the member stays
+// at its epoch in UNREVOKED_TASKS until it reports them gone); then it moves to the target
+// epoch and gets the target's tasks that no other member still holds (an active task: no other
+// member holds it as active, and no other member of its process holds it at all; a standby or
+// warm-up task: no other member of its process holds it), staying UNRELEASED_TASKS while some
+// are held. owned is the member's reported tasks (nil = not reported). It reports whether the
+// current assignment changed.
+func (g *StreamsGroup) reconcile(st *State, id string, owned *streamsTaskSet) bool {
+	cur := g.currentOf(id)
+	if cur.MemberEpoch < 0 {
+		return false
+	}
+	var next *streamsCurrent
+	switch cur.State {
+	case streamsMemberStable:
+		if cur.MemberEpoch != g.targetEpoch {
+			next = g.nextAssignment(id, cur)
+		}
+	case streamsMemberUnrevokedTasks:
+		if owned != nil && !holdsAny(owned, cur.PendingRevocation) {
+			next = g.nextAssignment(id, cur)
+		}
+	case streamsMemberUnreleasedTasks:
+		next = g.nextAssignment(id, cur)
+	}
+	if next == nil || sameCurrent(cur, next) {
+		return false
+	}
+	g.writeCurrent(st, id, next)
+	g.endpointEpoch++
+	if next.State == streamsMemberUnrevokedTasks {
+		if cur.State != streamsMemberUnrevokedTasks || cur.MemberEpoch != next.MemberEpoch || !st.Timers.Has(streamsRebalanceKey(g.id, id)) {
+			g.scheduleRebalanceTimeout(st, id, next.MemberEpoch)
+		}
+	} else {
+		st.Timers.Cancel(streamsRebalanceKey(g.id, id))
+	}
+	return true
+}
+
+func (g *StreamsGroup) nextAssignment(id string, cur *streamsCurrent) *streamsCurrent {
+	target, ok := g.targets[id]
+	if !ok {
+		target = newStreamsTaskSet()
+	}
+	keep := newStreamsTaskSet()
+	revoke := newStreamsTaskSet()
+	split := func(have, want, k, r streamsTasks) {
+		for t, ep := range have {
+			if _, ok := want[t]; ok {
+				k[t] = ep
+			} else {
+				r[t] = ep
+			}
+		}
+	}
+	split(cur.Assigned.Active, target.Active, keep.Active, revoke.Active)
+	split(cur.Assigned.Standby, target.Standby, keep.Standby, revoke.Standby)
+	split(cur.Assigned.Warmup, target.Warmup, keep.Warmup, revoke.Warmup)
+	if !revoke.empty() {
+		return &streamsCurrent{MemberEpoch: cur.MemberEpoch, PreviousMemberEpoch: cur.PreviousMemberEpoch,
+			State: streamsMemberUnrevokedTasks, Assigned: keep, PendingRevocation: revoke}
+	}
+	process := ""
+	if m := g.meta[id]; m != nil {
+		process = m.ProcessID
+	}
+	unreleased := false
+	for t := range target.Active {
+		if _, ok := keep.Active[t]; ok {
+			continue
+		}
+		if g.heldElsewhere(t, id, process, true) {
+			unreleased = true
+			continue
+		}
+		keep.Active[t] = g.targetEpoch
+	}
+	for _, pair := range [][2]streamsTasks{{target.Standby, keep.Standby}, {target.Warmup, keep.Warmup}} {
+		for t := range pair[0] {
+			if _, ok := pair[1][t]; ok {
+				continue
+			}
+			if g.heldElsewhere(t, id, process, false) {
+				unreleased = true
+				continue
+			}
+			pair[1][t] = 0
+		}
+	}
+	state := streamsMemberStable
+	if unreleased {
+		state = streamsMemberUnreleasedTasks
+	}
+	return &streamsCurrent{MemberEpoch: g.targetEpoch, PreviousMemberEpoch: cur.MemberEpoch, State: state,
+		Assigned: keep, PendingRevocation: newStreamsTaskSet()}
+}
+
+// heldElsewhere reports whether another member still holds task t in a way that blocks giving
+// it to member id of the given process.
+func (g *StreamsGroup) heldElsewhere(t streamsTask, id, process string, active bool) bool {
+	for other, bits := range g.holders[t] {
+		if other == id {
+			continue
+		}
+		if active && bits&holdActive != 0 {
+			return true
+		}
+		if m := g.meta[other]; m != nil && m.ProcessID == process && process != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func holdsAny(owned *streamsTaskSet, pending streamsTaskSet) bool {
+	for _, pair := range [][2]streamsTasks{{pending.Active, owned.Active}, {pending.Standby, owned.Standby}, {pending.Warmup, owned.Warmup}} {
+		for t := range pair[0] {
+			if _, ok := pair[1][t]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func sameCurrent(a, b *streamsCurrent) bool {
+	return string(encodeStreamsCurrent(a)) == string(encodeStreamsCurrent(b))
+}
+
+// scheduleRebalanceTimeout fences the member if it is still revoking tasks at this epoch when
+// its rebalance timeout ends.
+func (g *StreamsGroup) scheduleRebalanceTimeout(st *State, id string, epoch int32) {
+	gid := g.id
+	timeout := time.Duration(0)
+	if m := g.meta[id]; m != nil {
+		timeout = time.Duration(m.RebalanceTimeout) * time.Millisecond
+	}
+	st.Timers.Schedule(streamsRebalanceKey(gid, id), st.Now.Add(timeout), func(st *State) {
+		cur, ok := st.Groups[gid].(*StreamsGroup)
+		if !ok || cur.meta[id] == nil {
+			return
+		}
+		c := cur.currentOf(id)
+		if c.MemberEpoch != epoch || c.State != streamsMemberUnrevokedTasks {
+			return
+		}
+		st.Log.Info("streams group member did not revoke its tasks in time", "group", gid, "member", id)
+		cur.removeMember(st, id, streamsCfg(st))
+	})
+}
+
+// partitionsByUserEndpoint is the interactive-query view (seed 002 step 7): for every user
+// endpoint, the source-topic partitions of the active and standby tasks its members currently
+// hold, sorted by endpoint, topic and partition.
+func (g *StreamsGroup) partitionsByUserEndpoint() []kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpoint {
+	type parts struct{ active, standby map[string]map[int32]bool }
+	byEP := map[streamsEndpoint]*parts{}
+	topicsOf := map[string][]string{}
+	if g.topology != nil {
+		for _, s := range g.topology.Subtopologies {
+			ts := append([]string{}, s.SourceTopics...)
+			for _, r := range s.RepartitionSourceTopics {
+				ts = append(ts, r.Name)
+			}
+			topicsOf[s.ID] = ts
+		}
+	}
+	add := func(dst map[string]map[int32]bool, tasks streamsTasks) {
+		for t := range tasks {
+			for _, topic := range topicsOf[t.Sub] {
+				if dst[topic] == nil {
+					dst[topic] = map[int32]bool{}
+				}
+				dst[topic][t.Part] = true
+			}
+		}
+	}
+	for _, id := range g.MemberIDs() {
+		m := g.meta[id]
+		if m.UserEndpoint == nil {
+			continue
+		}
+		p := byEP[*m.UserEndpoint]
+		if p == nil {
+			p = &parts{active: map[string]map[int32]bool{}, standby: map[string]map[int32]bool{}}
+			byEP[*m.UserEndpoint] = p
+		}
+		c := g.currentOf(id)
+		add(p.active, c.Assigned.Active)
+		add(p.standby, c.Assigned.Standby)
+	}
+	eps := make([]streamsEndpoint, 0, len(byEP))
+	for ep := range byEP {
+		eps = append(eps, ep)
+	}
+	sort.Slice(eps, func(i, j int) bool {
+		if eps[i].Host != eps[j].Host {
+			return eps[i].Host < eps[j].Host
+		}
+		return eps[i].Port < eps[j].Port
+	})
+	out := []kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpoint{}
+	for _, ep := range eps {
+		e := kmsg.NewStreamsGroupHeartbeatResponsePartitionsByUserEndpoint()
+		e.UserEndpoint.Host, e.UserEndpoint.Port = ep.Host, ep.Port
+		p := byEP[ep]
+		for _, topic := range sortedKeys(p.active) {
+			a := kmsg.NewStreamsGroupHeartbeatResponsePartitionsByUserEndpointActivePartition()
+			a.Topic, a.Partitions = topic, sortedParts(p.active[topic])
+			e.ActivePartitions = append(e.ActivePartitions, a)
+		}
+		for _, topic := range sortedKeys(p.standby) {
+			s := kmsg.NewStreamsGroupHeartbeatResponsePartitionsByUserEndpointStandbyPartition()
+			s.Topic, s.Partitions = topic, sortedParts(p.standby[topic])
+			e.StandbyPartitions = append(e.StandbyPartitions, s)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func sortedParts(m map[int32]bool) []int32 {
+	out := make([]int32, 0, len(m))
+	for p := range m {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+func init() {
+	// Re-arm session timers after a load (Kafka's onLoaded); rebalance timers restart too for
+	// members still revoking.
+	RegisterOnLoad(func(st *State) {
+		cfg := streamsCfg(st)
+		for _, g := range st.streamsGroups() {
+			for _, id := range g.MemberIDs() {
+				g.scheduleSession(st, id, cfg)
+				if c := g.currentOf(id); c.State == streamsMemberUnrevokedTasks {
+					g.scheduleRebalanceTimeout(st, id, c.MemberEpoch)
+				}
+			}
+		}
+	})
+}

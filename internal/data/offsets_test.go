@@ -1,0 +1,134 @@
+package data
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func listOffset(e *env, version int16, topic string, part int32, ts int64) kmsg.ListOffsetsResponseTopicPartition {
+	e.t.Helper()
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.Version = version
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Partition, rp.Timestamp, rp.MaxNumOffsets = part, ts, 1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return e.p.ListOffsets(e.ctx, req).Topics[0].Partitions[0]
+}
+
+func TestListOffsets(t *testing.T) {
+	e := newEnv(t)
+	e.createTopic("lo", 1, nil)
+	e.produce("lo", 0, makeBatch(batchOpts{n: 3, ts: 100})) // offsets 0-2, ts 100-102
+	e.produce("lo", 0, makeBatch(batchOpts{n: 3, ts: 500})) // offsets 3-5, ts 500-502
+	e.produce("lo", 0, makeBatch(batchOpts{n: 2, ts: 200})) // offsets 6-7, ts 200-201
+	cases := []struct {
+		ts, off, gotTS int64
+	}{
+		{-2, 0, -1},
+		{-1, 8, -1},
+		{-3, 5, 502},
+		{-4, 0, -1},
+		{0, 0, 100},
+		{101, 1, 101},
+		{103, 3, 500},
+		{501, 4, 501},
+		{9999, -1, -1},
+	}
+	for _, c := range cases {
+		sp := listOffset(e, 8, "lo", 0, c.ts)
+		if sp.ErrorCode != 0 || sp.Offset != c.off || sp.Timestamp != c.gotTS {
+			t.Errorf("ts %d: offset %d ts %d err %v, want %d %d", c.ts, sp.Offset, sp.Timestamp, kerr.ErrorForCode(sp.ErrorCode), c.off, c.gotTS)
+		}
+	}
+	if sp := listOffset(e, 0, "lo", 0, -1); len(sp.OldStyleOffsets) != 1 || sp.OldStyleOffsets[0] != 8 {
+		t.Errorf("v0: %+v", sp)
+	}
+	if sp := listOffset(e, 8, "lo", 3, -1); sp.ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Errorf("bad partition: %v", kerr.ErrorForCode(sp.ErrorCode))
+	}
+	if sp := listOffset(e, 8, "missing", 0, -1); sp.ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Errorf("missing topic: %v", kerr.ErrorForCode(sp.ErrorCode))
+	}
+	// Empty partition: max timestamp has no record.
+	e.createTopic("empty", 1, nil)
+	if sp := listOffset(e, 8, "empty", 0, -3); sp.Offset != -1 || sp.Timestamp != -1 {
+		t.Errorf("empty max ts: %+v", sp)
+	}
+}
+
+func TestDeleteRecordsAdvancesLogStart(t *testing.T) {
+	e := newEnv(t)
+	e.createTopic("dr", 1, nil)
+	for i := 0; i < 4; i++ {
+		e.produce("dr", 0, makeBatch(batchOpts{n: 5})) // 0-4, 5-9, 10-14, 15-19
+	}
+	del := func(off int64) kmsg.DeleteRecordsResponseTopicPartition {
+		req := kmsg.NewPtrDeleteRecordsRequest()
+		rt := kmsg.NewDeleteRecordsRequestTopic()
+		rt.Topic = "dr"
+		rt.Partitions = []kmsg.DeleteRecordsRequestTopicPartition{{Partition: 0, Offset: off}}
+		req.Topics = []kmsg.DeleteRecordsRequestTopic{rt}
+		return e.p.DeleteRecords(e.ctx, req).Topics[0].Partitions[0]
+	}
+	if sp := del(7); sp.ErrorCode != 0 || sp.LowWatermark != 7 {
+		t.Fatalf("delete to 7: %+v", sp)
+	}
+	if sp := del(99); sp.ErrorCode != kerr.OffsetOutOfRange.Code {
+		t.Fatalf("past hw: %v", kerr.ErrorForCode(sp.ErrorCode))
+	}
+	if fp := e.fetch("dr", 0, 3); fp.ErrorCode != kerr.OffsetOutOfRange.Code || fp.LogStartOffset != 7 {
+		t.Fatalf("fetch below start: %+v", fp)
+	}
+	fp := e.fetch("dr", 0, 7)
+	if bs := decodeBatches(t, fp.RecordBatches); len(bs) != 3 || bs[0].FirstOffset != 5 {
+		t.Fatalf("fetch at start: %d batches", len(bs))
+	}
+	e.restart()
+	if ls, hw, _ := e.p.Offsets("dr", 0); ls != 7 || hw != 20 {
+		t.Fatalf("after restart: start %d hw %d", ls, hw)
+	}
+	if sp := listOffset(e, 8, "dr", 0, -2); sp.Offset != 7 {
+		t.Fatalf("earliest %d", sp.Offset)
+	}
+	if sp := del(-1); sp.LowWatermark != 20 {
+		t.Fatalf("delete all: %+v", sp)
+	}
+	e.restart()
+	if ls, hw, _ := e.p.Offsets("dr", 0); ls != 20 || hw != 20 {
+		t.Fatalf("after delete all + restart: start %d hw %d", ls, hw)
+	}
+	if sp := e.produce("dr", 0, makeBatch(batchOpts{n: 1})); sp.BaseOffset != 20 {
+		t.Fatalf("produce after delete all: %d", sp.BaseOffset)
+	}
+}
+
+func TestOffsetForLeaderEpoch(t *testing.T) {
+	e := newEnv(t)
+	e.createTopic("ep", 1, nil)
+	e.produce("ep", 0, makeBatch(batchOpts{n: 3}))
+	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	req.Version = 4
+	rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+	rt.Topic = "ep"
+	rt.Partitions = []kmsg.OffsetForLeaderEpochRequestTopicPartition{
+		{Partition: 0, CurrentLeaderEpoch: 0, LeaderEpoch: 0},
+		{Partition: 0, CurrentLeaderEpoch: 5, LeaderEpoch: 0},
+		{Partition: 9, CurrentLeaderEpoch: -1, LeaderEpoch: 0},
+	}
+	req.Topics = []kmsg.OffsetForLeaderEpochRequestTopic{rt}
+	ps := e.p.OffsetForLeaderEpoch(e.ctx, req).Topics[0].Partitions
+	if ps[0].ErrorCode != 0 || ps[0].EndOffset != 3 || ps[0].LeaderEpoch != 0 {
+		t.Errorf("epoch 0: %+v", ps[0])
+	}
+	if ps[1].ErrorCode != kerr.UnknownLeaderEpoch.Code {
+		t.Errorf("future epoch: %v", kerr.ErrorForCode(ps[1].ErrorCode))
+	}
+	if ps[2].ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Errorf("bad partition: %v", kerr.ErrorForCode(ps[2].ErrorCode))
+	}
+}
