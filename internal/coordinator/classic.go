@@ -1,6 +1,8 @@
 package coordinator
 
 import (
+	"fmt"
+	"maps"
 	"sort"
 	"time"
 
@@ -43,6 +45,11 @@ type ClassicGroup struct {
 	// (Kafka's pendingSyncMembers); the sync timer removes them after the rebalance timeout.
 	pendingSync    map[string]bool
 	newMemberAdded bool
+	// awaiting counts members with a waiting JoinGroup and protoCount the members listing each
+	// protocol name (Kafka's numMembersAwaitingJoinResponse and supportedProtocols), so that a
+	// join costs O(1) in the group size instead of O(members).
+	awaiting   int
+	protoCount map[string]int
 	// persisted is the content of the last GroupMetadata record written or replayed (nil when
 	// none): what a restart would rebuild while a rebalance is in progress.
 	persisted *classicDurable
@@ -76,7 +83,7 @@ type classicMember struct {
 
 func newSimpleClassicGroup(id string) *ClassicGroup {
 	return &ClassicGroup{id: id, members: map[string]*classicMember{}, static: map[string]string{},
-		pending: map[string]bool{}, pendingSync: map[string]bool{}}
+		pending: map[string]bool{}, pendingSync: map[string]bool{}, protoCount: map[string]int{}}
 }
 
 // ID implements Group.
@@ -427,6 +434,7 @@ func replayGroupMetadata(st *State, key, value []byte) error {
 	}
 	// Loading: the group may already exist as a simple group created by an offset record
 	// replayed first (load order is by key, not by write), so the state is always derived.
+	g.recount()
 	if len(g.members) == 0 {
 		g.state = ClassicEmpty
 	} else {
@@ -499,4 +507,60 @@ func (g *ClassicGroup) NumAwaitingSync() int {
 		}
 	}
 	return n
+}
+
+// track adds (sign +1) or removes (-1) a member's contribution to the awaiting and protoCount
+// counters; it is called around every change of a member's protocols, join call or membership.
+func (g *ClassicGroup) track(m *classicMember, sign int) {
+	if m.joinCall != nil {
+		g.awaiting += sign
+	}
+	for i, p := range m.protocols {
+		dup := false
+		for _, q := range m.protocols[:i] {
+			dup = dup || q.Name == p.Name
+		}
+		if dup {
+			continue
+		}
+		if g.protoCount[p.Name] += sign; g.protoCount[p.Name] == 0 {
+			delete(g.protoCount, p.Name)
+		}
+	}
+}
+
+// setJoin sets a member's waiting JoinGroup call (nil: none), keeping awaiting exact.
+func (g *ClassicGroup) setJoin(m *classicMember, c *Call) {
+	in := g.members[m.id] == m
+	if in && m.joinCall != nil {
+		g.awaiting--
+	}
+	m.joinCall = c
+	if in && c != nil {
+		g.awaiting++
+	}
+}
+
+// recount rebuilds the counters from the members.
+func (g *ClassicGroup) recount() {
+	g.awaiting = 0
+	g.protoCount = map[string]int{}
+	for _, m := range g.members {
+		g.track(m, +1)
+	}
+}
+
+// CheckCounters reports a difference between the incrementally kept counters and a recount
+// (for tests).
+func (g *ClassicGroup) CheckCounters() error {
+	awaiting, counts := g.awaiting, g.protoCount
+	g.recount()
+	defer func() { g.awaiting, g.protoCount = awaiting, counts }()
+	if awaiting != g.awaiting {
+		return fmt.Errorf("awaiting join %d, recount %d", awaiting, g.awaiting)
+	}
+	if !maps.Equal(counts, g.protoCount) {
+		return fmt.Errorf("protocol counts %v, recount %v", counts, g.protoCount)
+	}
+	return nil
 }

@@ -121,14 +121,7 @@ func (g *ClassicGroup) supportsProtocols(req *kmsg.JoinGroupRequest) bool {
 		return false
 	}
 	for _, p := range req.Protocols {
-		all := true
-		for _, m := range g.members {
-			if !m.supports(p.Name) {
-				all = false
-				break
-			}
-		}
-		if all {
+		if g.protoCount[p.Name] == len(g.members) {
 			return true
 		}
 	}
@@ -161,15 +154,7 @@ func (g *ClassicGroup) acceptJoiningMember(st *State, memberID string) bool {
 	return true
 }
 
-func (g *ClassicGroup) numAwaitingJoin() int {
-	n := 0
-	for _, m := range g.members {
-		if m.joinCall != nil {
-			n++
-		}
-	}
-	return n
-}
+func (g *ClassicGroup) numAwaitingJoin() int { return g.awaiting }
 
 func (g *ClassicGroup) joinUnknownMember(st *State, c *Call, req *kmsg.JoinGroupRequest, session time.Duration) {
 	// Kafka's generateMemberId: "<group.instance.id>-<uuid>" for a static member (clients such
@@ -260,6 +245,10 @@ func (g *ClassicGroup) updateMember(st *State, m *classicMember, c *Call, req *k
 		// An older pending join of the same member is superseded.
 		st.Reply(m.joinCall, joinError(m.joinCall, &kmsg.JoinGroupRequest{Version: m.joinVersion}, kerr.UnknownMemberID, m.id))
 	}
+	in := g.members[m.id] == m
+	if in {
+		g.track(m, -1)
+	}
 	m.protocols = m.protocols[:0]
 	for _, p := range req.Protocols {
 		m.protocols = append(m.protocols, classicProtocol{Name: p.Name, Metadata: append([]byte{}, p.Metadata...)})
@@ -274,6 +263,9 @@ func (g *ClassicGroup) updateMember(st *State, m *classicMember, c *Call, req *k
 	m.joinVersion = req.Version
 	if req.Reason != nil {
 		m.joinReason = *req.Reason
+	}
+	if in {
+		g.track(m, +1)
 	}
 }
 
@@ -290,6 +282,7 @@ func (g *ClassicGroup) addMemberAndRebalance(st *State, c *Call, req *kmsg.JoinG
 		g.protocolType = req.ProtocolType
 	}
 	g.members[id] = m
+	g.track(m, +1)
 	if g.leader == "" {
 		g.leader = id // Kafka: the first member added leads
 	}
@@ -318,6 +311,7 @@ func (g *ClassicGroup) addMemberAndRebalance(st *State, c *Call, req *kmsg.JoinG
 // id). PreparingRebalance: the join may complete.
 func (g *ClassicGroup) replaceStaticMember(st *State, c *Call, req *kmsg.JoinGroupRequest, session time.Duration, oldID, newID string) {
 	old := g.members[oldID]
+	g.track(old, -1) // the member moves to its new id below
 	if old.joinCall != nil {
 		st.Reply(old.joinCall, joinError(old.joinCall, &kmsg.JoinGroupRequest{Version: old.joinVersion}, kerr.FencedInstanceID, oldID))
 		old.joinCall = nil
@@ -341,6 +335,7 @@ func (g *ClassicGroup) replaceStaticMember(st *State, c *Call, req *kmsg.JoinGro
 		m.clientHost = c.ClientHost
 	}
 	g.members[newID] = m
+	g.track(m, +1)
 	g.static[*req.InstanceID] = newID
 	oldLeader := g.leader
 	if g.leader == oldID {
@@ -354,7 +349,7 @@ func (g *ClassicGroup) replaceStaticMember(st *State, c *Call, req *kmsg.JoinGro
 			g.prepareRebalance(st, "static member "+*req.InstanceID+" changed the selected protocol")
 			return
 		}
-		m.joinCall = nil
+		g.setJoin(m, nil)
 		g.writeMetadata(st)
 		resp := g.joinResponse(c, req, m)
 		resp.Members = nil
@@ -445,13 +440,8 @@ func (g *ClassicGroup) maybeCompleteJoin(st *State) {
 	if g.state != ClassicPreparingRebalance || g.initialDelayActive(st) {
 		return
 	}
-	if len(g.pending) > 0 {
+	if len(g.pending) > 0 || g.awaiting != len(g.members) {
 		return
-	}
-	for _, m := range g.members {
-		if m.joinCall == nil {
-			return
-		}
 	}
 	g.completeJoin(st)
 }
@@ -498,7 +488,7 @@ func (g *ClassicGroup) completeJoin(st *State) {
 		m.isNew = false
 		if m.joinCall != nil {
 			st.Reply(m.joinCall, g.joinResponse(m.joinCall, nil, m))
-			m.joinCall = nil
+			g.setJoin(m, nil)
 		}
 		g.scheduleSession(st, m)
 		g.pendingSync[id] = true
@@ -603,6 +593,7 @@ func (g *ClassicGroup) removeMember(st *State, id string) {
 	if m.instanceID != nil && g.static[*m.instanceID] == id {
 		delete(g.static, *m.instanceID)
 	}
+	g.track(m, -1)
 	delete(g.members, id)
 	delete(g.pendingSync, id)
 	if g.leader == id {
@@ -617,7 +608,7 @@ func (g *ClassicGroup) removeMember(st *State, id string) {
 func (g *ClassicGroup) dropMember(st *State, m *classicMember, err error) {
 	if m.joinCall != nil {
 		st.Reply(m.joinCall, joinError(m.joinCall, &kmsg.JoinGroupRequest{Version: m.joinVersion}, err, ""))
-		m.joinCall = nil
+		g.setJoin(m, nil)
 	}
 	if m.syncCall != nil {
 		st.Reply(m.syncCall, syncError(m.syncCall, err))

@@ -257,6 +257,9 @@ func clCheckInvariants(t *testing.T, h *coordinator.Harness, waiting []clWaiting
 	if g == nil {
 		return still
 	}
+	if err := g.CheckCounters(); err != nil {
+		t.Fatalf("%s: %v\ntrace: %v", where, err, trace)
+	}
 	switch g.State() {
 	case coordinator.ClassicEmpty:
 		if g.NumMembers() != 0 {

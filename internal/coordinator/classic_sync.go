@@ -222,7 +222,7 @@ func LeaveGroup(req *kmsg.LeaveGroupRequest) func(st *State, c *Call) {
 				m := g.members[id]
 				if m.joinCall != nil {
 					st.Reply(m.joinCall, joinError(m.joinCall, &kmsg.JoinGroupRequest{Version: m.joinVersion}, kerr.UnknownMemberID, id))
-					m.joinCall = nil
+					g.setJoin(m, nil)
 				}
 				if m.syncCall != nil {
 					st.Reply(m.syncCall, syncError(m.syncCall, kerr.UnknownMemberID))
