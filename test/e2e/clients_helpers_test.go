@@ -60,7 +60,11 @@ func clWaitCommitted(t *testing.T, ctx context.Context, addr, group, topic strin
 			return
 		}
 	}
-	t.Fatalf("group %s: committed offsets on %s sum to %d, want %d", group, topic, got, want)
+	offs, err := adm.FetchOffsets(ctx, group)
+	if err == nil {
+		err = offs.Error()
+	}
+	t.Fatalf("group %s: committed offsets on %s sum to %d, want %d (last fetch error: %v)", group, topic, got, want, err)
 }
 
 // clCheckSeen fails unless seen holds every wanted value exactly once.
