@@ -106,12 +106,12 @@ func Start(opts Options) (*Broker, error) {
 		AutoCreateTopics:         v.Bool("auto.create.topics.enable"), Now: opts.Clock.Now,
 	}, opts.Log)
 	if err != nil {
-		return fail(fmt.Errorf("loading partitions: %w", err))
+		return fail(fmt.Errorf("loading partitions from %s: %w", opts.DataDir, err))
 	}
 	b.plane = plane
 	cst, err := store.OpenPebble(db, int32(v.Int("offsets.topic.num.partitions")))
 	if err != nil {
-		return fail(err)
+		return fail(fmt.Errorf("coordinator store in %s: %w", opts.DataDir, err))
 	}
 	ccfg := coordinator.ConfigFrom(v)
 	ccfg.Topics = topicSource{plane}

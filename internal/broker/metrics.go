@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -142,21 +143,35 @@ func (g groupCollector) Collect(ch chan<- prometheus.Metric) {
 		offsets int
 		groups  map[coordinator.GroupType]map[string]int
 	}
+	// Read every shard in parallel (one read-only op per shard; a loading or failed shard is
+	// skipped for this scrape).
+	snaps := make([]*snap, rt.Shards())
+	var wg sync.WaitGroup
 	for i := int32(0); i < rt.Shards(); i++ {
-		r, err := rt.DoShard(ctx, i, coordinator.Meta{}, func(st *coordinator.State, c *coordinator.Call) {
-			s := snap{m: *st.Metrics, offsets: st.Offsets.Count(), groups: map[coordinator.GroupType]map[string]int{}}
-			for _, gr := range st.Groups {
-				if s.groups[gr.Type()] == nil {
-					s.groups[gr.Type()] = map[string]int{}
+		wg.Add(1)
+		go func(i int32) {
+			defer wg.Done()
+			r, err := rt.DoShard(ctx, i, coordinator.Meta{}, func(st *coordinator.State, c *coordinator.Call) {
+				s := snap{m: *st.Metrics, offsets: st.Offsets.Count(), groups: map[coordinator.GroupType]map[string]int{}}
+				for _, gr := range st.Groups {
+					if s.groups[gr.Type()] == nil {
+						s.groups[gr.Type()] = map[string]int{}
+					}
+					s.groups[gr.Type()][gr.StateName()]++
 				}
-				s.groups[gr.Type()][gr.StateName()]++
+				st.Reply(c, s)
+			})
+			if err == nil {
+				s := r.(snap)
+				snaps[i] = &s
 			}
-			st.Reply(c, s)
-		})
-		if err != nil {
+		}(i)
+	}
+	wg.Wait()
+	for _, s := range snaps {
+		if s == nil {
 			continue
 		}
-		s := r.(snap)
 		sum.OffsetCommits += s.m.OffsetCommits
 		sum.OffsetExpirations += s.m.OffsetExpirations
 		sum.OffsetDeletions += s.m.OffsetDeletions

@@ -79,6 +79,7 @@ var Defs = []Def{
 	{Name: "group.consumer.assignors", Kind: List, Default: "uniform,range", OneOf: []string{"uniform", "range"}},
 	{Name: "group.consumer.migration.policy", Kind: String, Default: "bidirectional", OneOf: []string{"disabled", "upgrade", "downgrade", "bidirectional"}},
 	{Name: "group.consumer.regex.refresh.interval.ms", Kind: Int, Default: "600000", Min: i64(10000)},
+	{Name: "group.consumer.assignment.interval.ms", Kind: Int, Default: "1000", Min: i64(0), Max: i64(15000), Doc: "a consumer group's new target assignment is computed at most once per interval (Kafka 4.3)"},
 	{Name: "group.streams.session.timeout.ms", Kind: Int, Default: "45000", Min: i64(1)},
 	{Name: "group.streams.min.session.timeout.ms", Kind: Int, Default: "45000", Min: i64(1)},
 	{Name: "group.streams.max.session.timeout.ms", Kind: Int, Default: "60000", Min: i64(1)},

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"sort"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -87,13 +88,26 @@ func (g *ConsumerGroup) computeMetadataHash(st *State) int64 {
 		return 0
 	}
 	hashes := map[string]int64{}
+	rack := ts.Rack()
 	racks := rackFunc(ts)
-	for name := range g.subscribedTopics() {
+	subs := g.subscribedTopics()
+	for name := range subs {
 		id, n, ok := ts.TopicID(name)
 		if !ok {
 			continue
 		}
-		hashes[name] = metahash.TopicHash(id, name, n, racks)
+		// A topic hash is O(partitions): cache it while its inputs are unchanged.
+		c, ok := g.topicHashes[name]
+		if !ok || c.id != id || c.parts != n || c.rack != rack {
+			c = cgTopicHash{id: id, parts: n, rack: rack, hash: metahash.TopicHash(id, name, n, racks)}
+			g.topicHashes[name] = c
+		}
+		hashes[name] = c.hash
+	}
+	for name := range g.topicHashes {
+		if !subs[name] {
+			delete(g.topicHashes, name)
+		}
 	}
 	return metahash.GroupHash(hashes)
 }
@@ -148,5 +162,23 @@ func (g *ConsumerGroup) computeTargetAssignment(st *State, epoch int32) error {
 		g.writeTargetMember(st, mid, next)
 	}
 	g.writeTargetMeta(st, epoch)
+	g.lastAssignment = st.Now
 	return nil
+}
+
+// cgAssignmentInterval is group.consumer.assignment.interval.ms.
+func cgAssignmentInterval(st *State) time.Duration {
+	return time.Duration(cfgInt(st, "group.consumer.assignment.interval.ms", 1000)) * time.Millisecond
+}
+
+// assignmentDue reports whether a new target assignment may be computed now (Kafka 4.3,
+// group.consumer.assignment.interval.ms): at most one per interval, so a join storm of N members
+// costs O(N) heartbeats plus one assignment per interval rather than N assignments. The first
+// assignment since load (or of a new group) is never delayed; a member heartbeating in between
+// sees the group epoch ahead of the assignment epoch and keeps reconciling to the current target.
+func (g *ConsumerGroup) assignmentDue(st *State) bool {
+	if g.lastAssignment.IsZero() || g.assignmentEpoch == 0 {
+		return true
+	}
+	return st.Now.Sub(g.lastAssignment) >= cgAssignmentInterval(st)
 }

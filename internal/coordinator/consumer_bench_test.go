@@ -2,8 +2,19 @@ package coordinator
 
 import (
 	"fmt"
+	"syscall"
 	"testing"
+	"time"
 )
+
+// benchCPUTime is the process CPU time (user+system, GC included).
+func benchCPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 func setupCG1000(b *testing.B) (*cgHarness, []*cgClient) {
 	h := newCGHarness(b)
@@ -42,5 +53,34 @@ func BenchmarkCGJoinLeave(b *testing.B) {
 		ConsumerGroupHeartbeat(joinReq("g", "extra", "t1", "t2"))(h.st, nil)
 		ConsumerGroupHeartbeat(hbReq("g", "extra", -1, nil))(h.st, nil)
 		h.st.batch = nil
+	}
+}
+
+// BenchmarkCGJoinStorm: N members join one group over 10k partitions at once, then heartbeat
+// every heartbeat interval (manual clock) until Stable; reports the settled clock time, the
+// heartbeat rounds and the target assignments computed, with the default
+// group.consumer.assignment.interval.ms (1000) and with 0 (a target per epoch bump).
+func BenchmarkCGJoinStorm(b *testing.B) {
+	for _, interval := range []string{"1000", "0"} {
+		for _, n := range []int{100, 1000, 3000} {
+			if interval == "0" && n > 1000 {
+				continue // O(members²): minutes
+			}
+			b.Run(fmt.Sprintf("interval=%s/members=%d", interval, n), func(b *testing.B) {
+				var r JoinStormResult
+				cpu0 := benchCPUTime()
+				for i := 0; i < b.N; i++ {
+					var err error
+					r, err = SimulateConsumerJoinStorm(n, 10000, 50, "group.consumer.assignment.interval.ms="+interval)
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric((benchCPUTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+				b.ReportMetric(r.Settled.Seconds(), "settled-clock-s")
+				b.ReportMetric(float64(r.Steps), "rounds")
+				b.ReportMetric(float64(r.Assignments), "assignments")
+			})
+		}
 	}
 }

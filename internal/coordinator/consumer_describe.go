@@ -102,6 +102,9 @@ func describeConsumerGroup(st *State, id string, version int16) kmsg.ConsumerGro
 		dm.TargetAssignment = describeAssignment(st, g.targets[mid])
 		if version >= 1 {
 			dm.MemberType = memberTypeConsumer
+			if m.classic != nil {
+				dm.MemberType = memberTypeClassic
+			}
 		}
 		d.Members = append(d.Members, dm)
 	}

@@ -65,6 +65,15 @@ type consumerMember struct {
 	subscribedRegex  string   // "" = none
 	serverAssignor   string   // "" = none
 	rebalanceTimeout int32    // ms
+	// classic is set for a member using the classic protocol (JoinGroup/SyncGroup/Heartbeat)
+	// inside a consumer group (Kafka's ClassicMemberMetadata).
+	classic *cgClassicMeta
+}
+
+// cgClassicMeta is a classic-protocol member's JoinGroup data kept in its member metadata.
+type cgClassicMeta struct {
+	sessionTimeout int32 // ms
+	protocols      []classicProtocol
 }
 
 // consumerCurrent is the ConsumerGroupCurrentMemberAssignment part of a member (record type 8).
@@ -108,6 +117,24 @@ type ConsumerGroup struct {
 	// In memory only: a metadata refresh (KIP-1101 hash, regex resolution) is due at the next
 	// heartbeat. True after load and after topic changes.
 	refresh bool
+	// In memory only, derived from members: how many members subscribe to each topic name and
+	// use each regex, so the group's subscribed topics cost O(topics), not O(members).
+	nameRefs  map[string]int
+	regexRefs map[string]int
+	// In memory only: when the last target assignment was computed (zero: never since load),
+	// for group.consumer.assignment.interval.ms.
+	lastAssignment time.Time
+	// In memory only: KIP-1101 topic hashes by topic name, valid while id, partition count and
+	// rack are unchanged.
+	topicHashes map[string]cgTopicHash
+}
+
+// cgTopicHash is a cached KIP-1101 topic hash and the inputs it was computed from.
+type cgTopicHash struct {
+	id    [16]byte
+	parts int32
+	rack  string
+	hash  int64
 }
 
 func newConsumerGroup(id string) *ConsumerGroup {
@@ -120,6 +147,10 @@ func newConsumerGroup(id string) *ConsumerGroup {
 		regexes:  map[string]*consumerRegex{},
 		owners:   map[[16]byte]map[int32]string{},
 		refresh:  true,
+
+		nameRefs:    map[string]int{},
+		regexRefs:   map[string]int{},
+		topicHashes: map[string]cgTopicHash{},
 	}
 }
 
@@ -201,22 +232,35 @@ func (g *ConsumerGroup) StateName() string {
 }
 
 // subscribedTopics is the union of the members' subscribed names and the topics resolved from
-// their regexes (Kafka's subscribedTopicNames).
+// their regexes (Kafka's subscribedTopicNames). O(topics + regexes), from the reference counts.
 func (g *ConsumerGroup) subscribedTopics() map[string]bool {
-	out := map[string]bool{}
-	for _, m := range g.members {
-		for _, n := range m.subscribedNames {
-			out[n] = true
-		}
-		if m.subscribedRegex != "" {
-			if r := g.regexes[m.subscribedRegex]; r != nil {
-				for _, t := range r.topics {
-					out[t] = true
-				}
+	out := make(map[string]bool, len(g.nameRefs))
+	for n := range g.nameRefs {
+		out[n] = true
+	}
+	for re := range g.regexRefs {
+		if r := g.regexes[re]; r != nil {
+			for _, t := range r.topics {
+				out[t] = true
 			}
 		}
 	}
 	return out
+}
+
+// refMember adds (delta=1) or removes (delta=-1) a member's subscription from the reference
+// counts.
+func (g *ConsumerGroup) refMember(m *consumerMember, delta int) {
+	for _, n := range m.subscribedNames {
+		if g.nameRefs[n] += delta; g.nameRefs[n] <= 0 {
+			delete(g.nameRefs, n)
+		}
+	}
+	if re := m.subscribedRegex; re != "" {
+		if g.regexRefs[re] += delta; g.regexRefs[re] <= 0 {
+			delete(g.regexRefs, re)
+		}
+	}
 }
 
 // memberTopics is the set of topic names one member subscribes to (names and resolved regex).
@@ -234,18 +278,14 @@ func (g *ConsumerGroup) memberTopics(m *consumerMember) []string {
 // IsSubscribedToTopic implements Group: topic ∈ union of subscribed names and regex-resolved
 // topics of the current members (reference §1.9).
 func (g *ConsumerGroup) IsSubscribedToTopic(topic string) bool {
-	for _, m := range g.members {
-		for _, n := range m.subscribedNames {
-			if n == topic {
+	if g.nameRefs[topic] > 0 {
+		return true
+	}
+	for re := range g.regexRefs {
+		if r := g.regexes[re]; r != nil {
+			i := sort.SearchStrings(r.topics, topic)
+			if i < len(r.topics) && r.topics[i] == topic {
 				return true
-			}
-		}
-		if m.subscribedRegex != "" {
-			if r := g.regexes[m.subscribedRegex]; r != nil {
-				i := sort.SearchStrings(r.topics, topic)
-				if i < len(r.topics) && r.topics[i] == topic {
-					return true
-				}
 			}
 		}
 	}
@@ -254,7 +294,8 @@ func (g *ConsumerGroup) IsSubscribedToTopic(topic string) bool {
 
 // ValidateOffsetCommit implements Group (Kafka's ConsumerGroup.validateOffsetCommit, ≤ 4.2
 // epoch rule): no members and a negative epoch → accepted (admin commit); a transactional commit
-// without identity → accepted; unknown member → UNKNOWN_MEMBER_ID; a non-transactional commit
+// without identity → accepted; unknown member → UNKNOWN_MEMBER_ID; a classic-protocol member
+// whose generation ≠ its member epoch → ILLEGAL_GENERATION; a non-transactional commit
 // below OffsetCommit v9 from a consumer-protocol member → UNSUPPORTED_VERSION; epoch ≠ member
 // epoch → STALE_MEMBER_EPOCH.
 func (g *ConsumerGroup) ValidateOffsetCommit(_ *State, c *CommitIdentity) error {
@@ -264,8 +305,16 @@ func (g *ConsumerGroup) ValidateOffsetCommit(_ *State, c *CommitIdentity) error 
 	if c.Transactional && c.GenerationOrEpoch < 0 && c.MemberID == "" && c.InstanceID == nil {
 		return nil
 	}
-	if _, ok := g.members[c.MemberID]; !ok {
+	m, ok := g.members[c.MemberID]
+	if !ok {
 		return Errf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", c.MemberID, g.id)
+	}
+	if m.classic != nil {
+		// A classic-protocol member commits with its generation id (= member epoch), any version.
+		if epoch := g.current(c.MemberID).epoch; c.GenerationOrEpoch != epoch {
+			return Errf(kerr.IllegalGeneration, "The received generation id %d does not match the member epoch %d.", c.GenerationOrEpoch, epoch)
+		}
+		return nil
 	}
 	if !c.Transactional && c.APIVersion < 9 {
 		return Errf(kerr.UnsupportedVersion, "OffsetCommit version %d is not supported by members using the consumer protocol.", c.APIVersion)

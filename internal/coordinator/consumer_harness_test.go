@@ -83,8 +83,11 @@ type cgHarness struct {
 
 var cgT0 = time.UnixMilli(1_700_000_000_000)
 
+// newCGHarness builds a harness; group.consumer.assignment.interval.ms defaults to 0 here (every
+// epoch bump computes a target at once) unless overridden.
 func newCGHarness(t testing.TB, overrides ...string) *cgHarness {
 	topics := newCGTestTopics()
+	overrides = append([]string{"group.consumer.assignment.interval.ms=0"}, overrides...)
 	cfg := ConfigFrom(config.Defaults(overrides...))
 	cfg.Topics = topics
 	st := NewState(0, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))

@@ -31,21 +31,6 @@ func init() {
 			}
 		}
 	})
-	prevJoin := ClassicHooks.JoinForeign
-	ClassicHooks.JoinForeign = func(st *State, c *Call, g Group, req *kmsg.JoinGroupRequest) bool {
-		if cg, ok := g.(*ConsumerGroup); ok {
-			// An empty consumer group is replaced by the classic group; a non-empty one keeps the
-			// id (no classic-member interop yet: INCONSISTENT_GROUP_PROTOCOL).
-			if cg.IsEmpty() {
-				cg.deleteEmpty(st)
-			}
-			return false
-		}
-		if prevJoin != nil {
-			return prevJoin(st, c, g, req)
-		}
-		return false
-	}
 }
 
 func cfgInt(st *State, key string, def int64) int64 {
@@ -184,7 +169,21 @@ func cgGetOrCreate(st *State, id string, create bool) (*ConsumerGroup, bool, err
 			return nil, false, Errf(kerr.GroupIDNotFound, "Group %s is not a consumer group.", id)
 		}
 		if !g.IsEmpty() {
-			return nil, false, Errf(kerr.GroupIDNotFound, "Cannot upgrade classic group %s to consumer group because the online upgrade of a non-empty group is not supported.", id)
+			// Online upgrade: the classic members become classic-protocol members of a
+			// consumer group, which the joining member then joins.
+			if err := validateOnlineUpgrade(st, g); err != nil {
+				return nil, false, err
+			}
+			// The joining member would not fit: fail before converting (Kafka discards the
+			// conversion records with the failed heartbeat).
+			if len(g.members) >= cgMaxSize(st) {
+				return nil, false, Errf(kerr.GroupMaxSizeReached, "The consumer group has reached its maximum capacity of %d members.", cgMaxSize(st))
+			}
+			cg, err := convertClassicToConsumer(st, g)
+			if err != nil {
+				return nil, false, err
+			}
+			return cg, false, nil
 		}
 		g.WriteTombstones(st)
 		delete(st.Groups, id)
@@ -268,7 +267,9 @@ func (g *ConsumerGroup) heartbeat(st *State, c *Call, req *kmsg.ConsumerGroupHea
 		sid, has := g.static[inst]
 		if req.MemberEpoch == 0 {
 			if has && sid != memberID {
-				if e := g.current(sid).epoch; e != leaveGroupStaticMemberEpoch {
+				// Replacing a consumer-protocol static member needs its temporary leave (epoch
+				// -2); a classic-protocol one is replaced at once.
+				if e := g.current(sid).epoch; e != leaveGroupStaticMemberEpoch && (g.members[sid] == nil || g.members[sid].classic == nil) {
 					return nil, Errf(kerr.UnreleasedInstanceID, "Static member %s with instance id %s cannot join the group because the instance id is owned by %s member.", memberID, inst, sid)
 				}
 				g.replaceStaticMember(st, sid, memberID)
@@ -293,6 +294,7 @@ func (g *ConsumerGroup) heartbeat(st *State, c *Call, req *kmsg.ConsumerGroupHea
 		cp := *old
 		nm = &cp
 	}
+	nm.classic = nil // a ConsumerGroupHeartbeat member uses the consumer protocol
 	if req.InstanceID != nil {
 		s := *req.InstanceID
 		nm.instanceID = &s
@@ -321,6 +323,33 @@ func (g *ConsumerGroup) heartbeat(st *State, c *Call, req *kmsg.ConsumerGroupHea
 		}
 		nm.clientHost = c.ClientHost
 	}
+	before, after, err := g.updateMemberAndReconcile(st, old, nm, owned)
+	if err != nil {
+		return nil, err
+	}
+	g.scheduleSession(st, memberID)
+
+	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	mid := memberID
+	resp.MemberID = &mid
+	resp.MemberEpoch = after.epoch
+	resp.HeartbeatIntervalMillis = cgHeartbeatInterval(st)
+	full := req.MemberEpoch == 0 || (req.RebalanceTimeoutMillis != -1 &&
+		(req.SubscribedTopicNames != nil || req.SubscribedTopicRegex != nil) && req.Topics != nil)
+	if full || !equalTP(before.assigned, after.assigned) {
+		resp.Assignment = cgResponseAssignment(after.assigned)
+	}
+	return resp, nil
+}
+
+// updateMemberAndReconcile is steps 1–3 of a consumer group heartbeat, shared by the
+// consumer-protocol heartbeat and the classic-protocol JoinGroup of a member of a consumer group:
+// write the member if it changed and bump the group epoch on a subscription, preferred-assignor
+// or metadata-hash change; compute a new target assignment when the group epoch is ahead (at
+// most once per group.consumer.assignment.interval.ms); reconcile the member towards its
+// target. old is nil for a new member; owned is what the member reports owning (nil: not
+// reported). It returns the member's current assignment before and after.
+func (g *ConsumerGroup) updateMemberAndReconcile(st *State, old, nm *consumerMember, owned topicPartitions) (before, after *consumerCurrent, err error) {
 	// The preferred assignor and the regexes are group-wide (O(members)): recompute them only
 	// when this member's choice changed or a refresh is due.
 	assignorChanged := (old == nil && nm.serverAssignor != "") || (old != nil && old.serverAssignor != nm.serverAssignor)
@@ -362,41 +391,31 @@ func (g *ConsumerGroup) heartbeat(st *State, c *Call, req *kmsg.ConsumerGroupHea
 		}
 	}
 
-	// 2. Compute a new target assignment when the group epoch is ahead of it.
-	if g.epoch > g.assignmentEpoch {
+	// 2. Compute a new target assignment when the group epoch is ahead of it, at most once per
+	// group.consumer.assignment.interval.ms.
+	if g.epoch > g.assignmentEpoch && g.assignmentDue(st) {
 		if err := g.computeTargetAssignment(st, g.epoch); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 
 	// 3. Reconcile the member towards its target.
-	before := g.current(memberID)
-	_, hadCurrent := g.currents[memberID]
-	after := before
+	before = g.current(nm.id)
+	_, hadCurrent := g.currents[nm.id]
+	after = before
 	if !hadCurrent || before.state != MemberStable || before.epoch != g.assignmentEpoch {
-		after = g.reconcile(memberID, before, g.assignmentEpoch, g.targets[memberID], owned)
+		after = g.reconcile(nm.id, before, g.assignmentEpoch, g.targets[nm.id], owned)
 		if !hadCurrent || !equalCurrent(before, after) {
-			g.writeCurrent(st, memberID, after)
-			if after.state == MemberUnrevokedPartitions {
-				g.scheduleRebalance(st, memberID, after.epoch)
+			g.writeCurrent(st, nm.id, after)
+			// Classic-protocol members are governed by their join and sync timeouts instead.
+			if after.state == MemberUnrevokedPartitions && nm.classic == nil {
+				g.scheduleRebalance(st, nm.id, after.epoch)
 			} else {
-				st.Timers.Cancel(rebalanceTimeoutKey(g.id, memberID))
+				st.Timers.Cancel(rebalanceTimeoutKey(g.id, nm.id))
 			}
 		}
 	}
-	g.scheduleSession(st, memberID)
-
-	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
-	mid := memberID
-	resp.MemberID = &mid
-	resp.MemberEpoch = after.epoch
-	resp.HeartbeatIntervalMillis = cgHeartbeatInterval(st)
-	full := req.MemberEpoch == 0 || (req.RebalanceTimeoutMillis != -1 &&
-		(req.SubscribedTopicNames != nil || req.SubscribedTopicRegex != nil) && req.Topics != nil)
-	if full || !equalTP(before.assigned, after.assigned) {
-		resp.Assignment = cgResponseAssignment(after.assigned)
-	}
-	return resp, nil
+	return before, after, nil
 }
 
 func cgResponseAssignment(a topicPartitions) *kmsg.ConsumerGroupHeartbeatResponseAssignment {
@@ -481,9 +500,15 @@ func (g *ConsumerGroup) fenceMember(st *State, mid, reason string) {
 		return
 	}
 	st.Log.Info("consumer group member fenced", "group", g.id, "member", mid, "reason", reason)
+	if g.downgradeOnFence(st, mid) {
+		g.convertConsumerToClassic(st, mid, true)
+		return
+	}
 	g.writeMemberTombstones(st, mid)
 	st.Timers.Cancel(sessionTimeoutKey(g.id, mid))
 	st.Timers.Cancel(rebalanceTimeoutKey(g.id, mid))
+	st.Timers.Cancel(cgJoinTimeoutKey(g.id, mid))
+	st.Timers.Cancel(cgSyncTimeoutKey(g.id, mid))
 	if m.subscribedRegex != "" && !g.regexInUse(m.subscribedRegex) {
 		if _, ok := g.regexes[m.subscribedRegex]; ok {
 			st.Write(Record{Key: cgRegexKey(g.id, m.subscribedRegex)})
@@ -506,9 +531,14 @@ func rebalanceTimeoutKey(g, m string) string { return "rebalance-timeout-" + g +
 
 // scheduleSession (re)arms the member's session timeout (group.consumer.session.timeout.ms);
 // expiry fences the member.
+// A classic-protocol member uses the session timeout of its JoinGroup.
 func (g *ConsumerGroup) scheduleSession(st *State, mid string) {
 	gid := g.id
-	st.Timers.Schedule(sessionTimeoutKey(gid, mid), st.Now.Add(cgSessionTimeout(st)), func(st *State) {
+	d := cgSessionTimeout(st)
+	if m := g.members[mid]; m != nil && m.classic != nil {
+		d = time.Duration(m.classic.sessionTimeout) * time.Millisecond
+	}
+	st.Timers.Schedule(sessionTimeoutKey(gid, mid), st.Now.Add(d), func(st *State) {
 		if cg, ok := st.Groups[gid].(*ConsumerGroup); ok {
 			cg.fenceMember(st, mid, "its session expired")
 		}

@@ -28,9 +28,16 @@ func cgMetadataValue(epoch int32, hash int64) []byte {
 	return e.B
 }
 
+// cgMemberValue encodes member metadata: version 0 for a consumer-protocol member; version 1
+// appends the classic-protocol metadata (session timeout ms, then the JoinGroup protocols as
+// name/metadata pairs) of a classic-protocol member.
 func cgMemberValue(m *consumerMember) []byte {
 	e := Enc{}
-	e.Int16(0)
+	if m.classic != nil {
+		e.Int16(1)
+	} else {
+		e.Int16(0)
+	}
 	e.String(m.id)
 	e.NullableString(m.instanceID)
 	e.NullableString(m.rackID)
@@ -40,6 +47,14 @@ func cgMemberValue(m *consumerMember) []byte {
 	e.String(m.subscribedRegex)
 	e.String(m.serverAssignor)
 	e.Int32(m.rebalanceTimeout)
+	if m.classic != nil {
+		e.Int32(m.classic.sessionTimeout)
+		e.ArrayLen(len(m.classic.protocols))
+		for _, p := range m.classic.protocols {
+			e.String(p.Name)
+			e.Bytes(p.Metadata)
+		}
+	}
 	return e.B
 }
 
@@ -194,6 +209,9 @@ func replayCGMember(st *State, key, value []byte) error {
 		return nil
 	}
 	mid := rest[0]
+	if old := g.members[mid]; old != nil && value == nil {
+		g.refMember(old, -1)
+	}
 	if old := g.members[mid]; old != nil && old.instanceID != nil && g.static[*old.instanceID] == mid {
 		delete(g.static, *old.instanceID)
 	}
@@ -203,7 +221,8 @@ func replayCGMember(st *State, key, value []byte) error {
 		return nil
 	}
 	d := Dec{B: value}
-	if _, err := checkVersion(&d, 0, "ConsumerGroupMemberMetadata"); err != nil {
+	ver, err := checkVersion(&d, 1, "ConsumerGroupMemberMetadata")
+	if err != nil {
 		return err
 	}
 	m := &consumerMember{}
@@ -216,10 +235,22 @@ func replayCGMember(st *State, key, value []byte) error {
 	m.subscribedRegex = d.String()
 	m.serverAssignor = d.String()
 	m.rebalanceTimeout = d.Int32()
+	if ver >= 1 {
+		cm := &cgClassicMeta{sessionTimeout: d.Int32()}
+		n := d.ArrayLen(8)
+		for i := 0; i < n && d.Err() == nil; i++ {
+			cm.protocols = append(cm.protocols, classicProtocol{Name: d.String(), Metadata: d.Bytes()})
+		}
+		m.classic = cm
+	}
 	if err := d.Done(); err != nil {
 		return err
 	}
 	m.id = mid
+	if old := g.members[mid]; old != nil {
+		g.refMember(old, -1)
+	}
+	g.refMember(m, 1)
 	g.members[mid] = m
 	if m.instanceID != nil {
 		g.static[*m.instanceID] = mid

@@ -46,14 +46,7 @@ func resolveRegex(st *State, re string) []string {
 }
 
 // regexInUse reports whether a member subscribes with re.
-func (g *ConsumerGroup) regexInUse(re string) bool {
-	for _, m := range g.members {
-		if m.subscribedRegex == re {
-			return true
-		}
-	}
-	return false
-}
+func (g *ConsumerGroup) regexInUse(re string) bool { return g.regexRefs[re] > 0 }
 
 func regexRefreshInterval(st *State) time.Duration {
 	return time.Duration(cfgInt(st, "group.consumer.regex.refresh.interval.ms", 600000)) * time.Millisecond
@@ -65,11 +58,9 @@ func regexRefreshInterval(st *State) time.Duration {
 // tombstones regexes no member uses any more. It reports whether a resolution changed.
 func (g *ConsumerGroup) refreshRegexes(st *State, force bool) bool {
 	changed := false
-	inUse := map[string]bool{}
-	for _, m := range g.members {
-		if m.subscribedRegex != "" {
-			inUse[m.subscribedRegex] = true
-		}
+	inUse := make(map[string]bool, len(g.regexRefs))
+	for re := range g.regexRefs {
+		inUse[re] = true
 	}
 	for _, re := range sortedKeys(g.regexes) {
 		if !inUse[re] {

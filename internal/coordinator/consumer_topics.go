@@ -14,22 +14,12 @@ func MarkTopicsChanged(st *State, names []string) {
 		if g.refresh {
 			continue
 		}
-		if len(g.regexes) > 0 {
+		if len(g.regexes) > 0 || len(g.regexRefs) > 0 {
 			g.refresh = true
 			continue
 		}
-		for _, m := range g.members {
-			if m.subscribedRegex != "" {
-				g.refresh = true
-				break
-			}
-		}
-		if g.refresh {
-			continue
-		}
-		subs := g.subscribedTopics()
 		for _, n := range names {
-			if subs[n] {
+			if g.nameRefs[n] > 0 {
 				g.refresh = true
 				break
 			}

@@ -164,7 +164,9 @@ func describeGroup(st *State, id string, version int16) kmsg.DescribeGroupsRespo
 var DeleteGroupsHook func(s *Service, ctx context.Context, groups []string)
 
 // deleteGroups serves DeleteGroups v0–v3 (reference §1.10): per group GROUP_ID_NOT_FOUND,
-// NON_EMPTY_GROUP, or tombstones for every offset and every group record.
+// NON_EMPTY_GROUP, or tombstones for every offset and every group record. ErrorMessage (v3+) is
+// set only for errors that carry a message (a group type's MessageError); like Kafka's shard,
+// GROUP_ID_NOT_FOUND and NON_EMPTY_GROUP come without one. "" is an ordinary group id here.
 func deleteGroups(s *Service, ctx context.Context, meta Meta, r kmsg.Request) kmsg.Response {
 	req := r.(*kmsg.DeleteGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
@@ -199,7 +201,9 @@ func DeleteGroup(id string) func(st *State, c *Call) {
 	return func(st *State, c *Call) {
 		g, ok := st.Groups[id]
 		if !ok {
-			st.Reply(c, Errf(kerr.GroupIDNotFound, "Group %s not found.", id))
+			// Kafka's shard answers only the code here (no ErrorMessage); v3's ErrorMessage
+			// carries messages of errors that have one (KIP-1331 GROUP_DELETION_FAILED).
+			st.Reply(c, kerr.GroupIDNotFound)
 			return
 		}
 		if err := g.ValidateDeleteGroup(); err != nil {

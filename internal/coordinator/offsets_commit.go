@@ -3,13 +3,13 @@ package coordinator
 import (
 	"context"
 	"time"
-	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// OffsetCommit handles OffsetCommit v2–v9 (reference §5, Kafka's OffsetMetadataManager.commitOffset):
+// OffsetCommit handles OffsetCommit v2–v9 (reference §5, Kafka's OffsetMetadataManager.commitOffset;
+// the wire handler first answers partitions of unknown topics UNKNOWN_TOPIC_OR_PARTITION):
 // group/member validation per group type, OFFSET_METADATA_TOO_LARGE per partition, commits
 // outside any group create a "simple" group, v2–v4 retention sets an expire timestamp. v0–v1
 // answer UNSUPPORTED_VERSION (KIP-896).
@@ -32,7 +32,7 @@ func OffsetCommit(req *kmsg.OffsetCommitRequest) func(st *State, c *Call) {
 				if p.Metadata != nil {
 					md = *p.Metadata
 				}
-				if utf8.RuneCountInString(md) > st.Cfg.OffsetMetadataMaxBytes {
+				if javaLength(md) > st.Cfg.OffsetMetadataMaxBytes {
 					rp.ErrorCode = kerr.OffsetMetadataTooLarge.Code
 					continue
 				}
@@ -45,6 +45,20 @@ func OffsetCommit(req *kmsg.OffsetCommitRequest) func(st *State, c *Call) {
 		}
 		st.Reply(c, resp)
 	}
+}
+
+// javaLength is Java's String.length(): UTF-16 code units, what Kafka compares with
+// offset.metadata.max.bytes (a character outside the BMP counts 2).
+func javaLength(s string) int {
+	n := 0
+	for _, r := range s {
+		if r >= 0x10000 {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return n
 }
 
 func validateOffsetCommit(st *State, req *kmsg.OffsetCommitRequest) error {
@@ -99,12 +113,84 @@ func init() {
 			setAllCommitErrors(resp, kerr.UnsupportedVersion)
 			return resp
 		}
-		resp, err := s.do(ctx, req.Group, meta, OffsetCommit(req))
-		if err != nil {
-			out := offsetCommitResponse(req)
-			setAllCommitErrors(out, err)
+		known, unknown := splitUnknownPartitions(s.Cfg.Topics, req.Topics, func(t kmsg.OffsetCommitRequestTopic) (string, []int32) {
+			ps := make([]int32, len(t.Partitions))
+			for i, p := range t.Partitions {
+				ps[i] = p.Partition
+			}
+			return t.Topic, ps
+		}, func(t kmsg.OffsetCommitRequestTopic, keep func(int32) bool) kmsg.OffsetCommitRequestTopic {
+			out := t
+			out.Partitions = nil
+			for _, p := range t.Partitions {
+				if keep(p.Partition) {
+					out.Partitions = append(out.Partitions, p)
+				}
+			}
 			return out
+		})
+		sub := *req
+		sub.Topics = known
+		out := offsetCommitResponse(req)
+		resp, err := s.do(ctx, req.Group, meta, OffsetCommit(&sub))
+		codes := map[topicPartition]int16{}
+		if err != nil {
+			for _, t := range known {
+				for _, p := range t.Partitions {
+					codes[topicPartition{t.Topic, p.Partition}] = ErrorCode(err)
+				}
+			}
+		} else {
+			for _, t := range resp.(*kmsg.OffsetCommitResponse).Topics {
+				for _, p := range t.Partitions {
+					codes[topicPartition{t.Topic, p.Partition}] = p.ErrorCode
+				}
+			}
 		}
-		return resp.(*kmsg.OffsetCommitResponse)
+		for tp := range unknown {
+			codes[tp] = kerr.UnknownTopicOrPartition.Code
+		}
+		for i := range out.Topics {
+			for j := range out.Topics[i].Partitions {
+				rp := &out.Topics[i].Partitions[j]
+				rp.ErrorCode = codes[topicPartition{out.Topics[i].Topic, rp.Partition}]
+			}
+		}
+		return out
 	})
+}
+
+type topicPartition struct {
+	topic     string
+	partition int32
+}
+
+// splitUnknownPartitions is KafkaApis' metadata check for OffsetCommit and OffsetDelete: a
+// partition of a topic that does not exist (or beyond its partition count) answers
+// UNKNOWN_TOPIC_OR_PARTITION and never reaches the coordinator. It returns the request topics
+// reduced to known partitions (topics left without partitions are dropped) and the unknown set.
+// With no TopicSource (harness tests) every partition is known.
+func splitUnknownPartitions[T any](src TopicSource, topics []T, parts func(T) (string, []int32), keep func(T, func(int32) bool) T) ([]T, map[topicPartition]bool) {
+	unknown := map[topicPartition]bool{}
+	if src == nil {
+		return topics, unknown
+	}
+	known := make([]T, 0, len(topics))
+	for _, t := range topics {
+		name, ps := parts(t)
+		_, n, ok := src.TopicID(name)
+		bad := func(p int32) bool { return !ok || p < 0 || p >= n }
+		some := false
+		for _, p := range ps {
+			if bad(p) {
+				unknown[topicPartition{name, p}] = true
+			} else {
+				some = true
+			}
+		}
+		if some {
+			known = append(known, keep(t, func(p int32) bool { return !bad(p) }))
+		}
+	}
+	return known, unknown
 }

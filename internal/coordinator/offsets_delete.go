@@ -7,7 +7,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// OffsetDelete handles OffsetDelete v0 (KIP-496, reference §1.9): unknown group →
+// OffsetDelete handles OffsetDelete v0 (KIP-496, reference §1.9). The wire handler first answers
+// partitions of topics that do not exist with UNKNOWN_TOPIC_OR_PARTITION (KafkaApis); then: unknown group →
 // GROUP_ID_NOT_FOUND; the group type's own check (classic non-Empty non-"consumer" →
 // NON_EMPTY_GROUP); every partition of a topic the group is subscribed to →
 // GROUP_SUBSCRIBED_TO_TOPIC and nothing deleted for that topic; other partitions get a tombstone
@@ -55,12 +56,57 @@ func OffsetDelete(req *kmsg.OffsetDeleteRequest) func(st *State, c *Call) {
 func init() {
 	RegisterHandler(47, func(s *Service, ctx context.Context, meta Meta, r kmsg.Request) kmsg.Response {
 		req := r.(*kmsg.OffsetDeleteRequest)
-		resp, err := s.do(ctx, req.Group, meta, OffsetDelete(req))
+		known, unknown := splitUnknownPartitions(s.Cfg.Topics, req.Topics, func(t kmsg.OffsetDeleteRequestTopic) (string, []int32) {
+			ps := make([]int32, len(t.Partitions))
+			for i, p := range t.Partitions {
+				ps[i] = p.Partition
+			}
+			return t.Topic, ps
+		}, func(t kmsg.OffsetDeleteRequestTopic, keep func(int32) bool) kmsg.OffsetDeleteRequestTopic {
+			out := t
+			out.Partitions = nil
+			for _, p := range t.Partitions {
+				if keep(p.Partition) {
+					out.Partitions = append(out.Partitions, p)
+				}
+			}
+			return out
+		})
+		sub := *req
+		sub.Topics = known
+		resp, err := s.do(ctx, req.Group, meta, OffsetDelete(&sub))
+		out := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
 		if err != nil {
-			out := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
 			out.ErrorCode = ErrorCode(err)
 			return out
 		}
-		return resp.(kmsg.Response)
+		got := resp.(*kmsg.OffsetDeleteResponse)
+		out.ErrorCode = got.ErrorCode
+		if got.ErrorCode != 0 {
+			return out
+		}
+		// Answer in request order: unknown partitions UNKNOWN_TOPIC_OR_PARTITION, the others
+		// what the coordinator said.
+		codes := map[topicPartition]int16{}
+		for _, t := range got.Topics {
+			for _, p := range t.Partitions {
+				codes[topicPartition{t.Topic, p.Partition}] = p.ErrorCode
+			}
+		}
+		for tp := range unknown {
+			codes[tp] = kerr.UnknownTopicOrPartition.Code
+		}
+		for _, t := range req.Topics {
+			rt := kmsg.NewOffsetDeleteResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewOffsetDeleteResponseTopicPartition()
+				rp.Partition = p.Partition
+				rp.ErrorCode = codes[topicPartition{t.Topic, p.Partition}]
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			out.Topics = append(out.Topics, rt)
+		}
+		return out
 	})
 }

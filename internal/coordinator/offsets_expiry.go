@@ -1,6 +1,9 @@
 package coordinator
 
-import "time"
+import (
+	"sort"
+	"time"
+)
 
 const expiryTimerKey = "GROUP_EXPIRATION"
 
@@ -30,20 +33,32 @@ func scheduleExpiry(st *State) {
 // deleted. It returns the number of offsets expired.
 func ExpireOffsets(st *State) int {
 	expired := 0
+	var due []topicPartition
 	for _, id := range sortedKeys(st.Groups) {
 		g := st.Groups[id]
-		for _, topic := range st.Offsets.Topics(id) {
+		// Read every offset in map order (cheap: the sweep usually expires nothing), then write
+		// the tombstones of the expired ones sorted, so the records are deterministic.
+		due = due[:0]
+		for topic, parts := range st.Offsets.Group(id) {
 			if g.IsSubscribedToTopic(topic) {
 				continue
 			}
-			for _, p := range st.Offsets.Partitions(id, topic) {
-				v, _ := st.Offsets.Get(id, topic, p)
+			for p, v := range parts {
 				if offsetExpired(st, g, v) {
-					st.WriteOffsetTombstone(id, topic, p)
-					expired++
-					st.Metrics.OffsetExpirations++
+					due = append(due, topicPartition{topic, p})
 				}
 			}
+		}
+		sort.Slice(due, func(i, j int) bool {
+			if due[i].topic != due[j].topic {
+				return due[i].topic < due[j].topic
+			}
+			return due[i].partition < due[j].partition
+		})
+		for _, tp := range due {
+			st.WriteOffsetTombstone(id, tp.topic, tp.partition)
+			expired++
+			st.Metrics.OffsetExpirations++
 		}
 		if !st.Offsets.HasOffsets(id) && g.IsEmpty() {
 			if veto, ok := g.(ExpiryVeto); ok && veto.KeepOnExpiry(st) {
@@ -57,13 +72,17 @@ func ExpireOffsets(st *State) int {
 	return expired
 }
 
+// offsetExpired is Kafka's OffsetExpirationConditionImpl.isOffsetExpired, reached only when the
+// group has an expiration condition at all: a group whose offsets must not expire now (e.g. a
+// Stable classic group of another protocol type) keeps even offsets with an explicit expire
+// timestamp.
 func offsetExpired(st *State, g Group, v *OffsetValue) bool {
-	if !v.ExpireTime.IsZero() {
-		return !st.Now.Before(v.ExpireTime)
-	}
 	base, ok := g.OffsetExpiryBase(v.CommitTime)
 	if !ok {
 		return false
+	}
+	if !v.ExpireTime.IsZero() {
+		return !st.Now.Before(v.ExpireTime)
 	}
 	return st.Now.Sub(base) >= st.Cfg.OffsetsRetention
 }

@@ -123,15 +123,29 @@ func offsetFetch(s *Service, ctx context.Context, meta Meta, r kmsg.Request) kms
 	}
 	g := results[0]
 	resp.ErrorCode = g.ErrorCode
+	if g.ErrorCode != 0 && req.Version < 2 {
+		// v0–v1 have no top-level error: every requested partition carries it (Kafka's
+		// OffsetFetchRequest.getErrorResponse).
+		for _, t := range req.Topics {
+			rt := kmsg.NewOffsetFetchResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewOffsetFetchResponseTopicPartition()
+				rp.Partition, rp.Offset, rp.ErrorCode = p, -1, g.ErrorCode
+				md := ""
+				rp.Metadata = &md
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
+	}
 	for _, t := range g.Topics {
 		rt := kmsg.NewOffsetFetchResponseTopic()
 		rt.Topic = t.Topic
 		for _, p := range t.Partitions {
 			rp := kmsg.NewOffsetFetchResponseTopicPartition()
 			rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata = p.Partition, p.Offset, p.LeaderEpoch, p.Metadata
-			if req.Version < 2 && g.ErrorCode != 0 {
-				rp.ErrorCode = g.ErrorCode
-			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)

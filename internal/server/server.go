@@ -39,11 +39,31 @@ type Options struct {
 	// MaxConnections is muster.max.connections; connections beyond it are closed at accept.
 	MaxConnections int
 	// MaxInflightBytes is muster.connection.max.inflight.bytes: request bytes one connection may
-	// have outstanding before the server stops reading from it.
+	// have outstanding before the server stops reading from it. A Fetch also counts the response
+	// bytes it may return (responseReserve), so a client that pipelines fetches and does not
+	// read cannot make the server hold more than about this much of their responses.
 	MaxInflightBytes int64
 	// MaxInflightRequests bounds outstanding requests per connection (pipelining depth).
 	MaxInflightRequests int
+	// MaxDecodeBytes bounds, across all connections, the memory that body decoding may hold at
+	// once, counted as DecodeAmplification × body bytes per decode (a decode larger than the
+	// whole budget runs alone). Default 1 GiB.
+	MaxDecodeBytes int64
+	// IdleTimeout closes a connection that, with no request being answered, sends nothing for
+	// this long, takes longer than this to send one request frame, or does not take a response
+	// for this long (Kafka's connections.max.idle.ms, default 10 minutes); negative disables it.
+	IdleTimeout time.Duration
 }
+
+// Per-connection buffer sizes. Large frames and responses bypass the buffers, so small ones keep
+// an idle connection cheap (a thousand idle connections cost a few MiB, not 128 MiB).
+const (
+	readBufferSize  = 8 << 10
+	writeBufferSize = 8 << 10
+	// maxRetainedResponseBuffer: a response encoding buffer larger than this is dropped after
+	// use instead of being kept for the connection's next response.
+	maxRetainedResponseBuffer = 1 << 20
+)
 
 // Stats are live counters (read by the metrics collector).
 type Stats struct {
@@ -60,6 +80,8 @@ type Server struct {
 	log      *slog.Logger
 	handlers map[int16]Handler
 	Stats    Stats
+
+	decodeMem budget
 
 	mu     sync.Mutex
 	ln     net.Listener
@@ -82,10 +104,17 @@ func New(opts Options, log *slog.Logger) *Server {
 	if opts.MaxInflightRequests <= 0 {
 		opts.MaxInflightRequests = 128
 	}
+	if opts.IdleTimeout == 0 {
+		opts.IdleTimeout = 10 * time.Minute
+	}
+	if opts.MaxDecodeBytes <= 0 {
+		opts.MaxDecodeBytes = 1 << 30
+	}
 	if log == nil {
 		log = slog.Default()
 	}
 	s := &Server{opts: opts, log: log, handlers: map[int16]Handler{}, conns: map[net.Conn]struct{}{}}
+	s.decodeMem.init(opts.MaxDecodeBytes)
 	s.handlers[18] = s.apiVersions
 	return s
 }
@@ -179,11 +208,12 @@ func (s *Server) serveConn(c net.Conn) {
 
 	queue := make(chan *pending, s.opts.MaxInflightRequests)
 	var inflight atomic.Int64
+	var unanswered atomic.Int64 // requests read whose response is not yet written
 	space := make(chan struct{}, 1)
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
-		bw := bufio.NewWriterSize(c, 64<<10)
+		var bw *bufio.Writer // allocated with the first response
 		var buf []byte
 		for p := range queue {
 			select {
@@ -197,12 +227,25 @@ func (s *Server) serveConn(c net.Conn) {
 			default:
 			}
 			if p.resp == nil {
+				unanswered.Add(-1)
 				continue
 			}
 			buf = wire.AppendResponse(buf[:0], p.hdr, p.resp)
+			if bw == nil {
+				bw = bufio.NewWriterSize(c, writeBufferSize)
+			}
+			if s.opts.IdleTimeout > 0 {
+				// A client that reads nothing for the idle timeout is closed (Kafka's idle
+				// rule); its pipelined requests stop being read long before (in-flight limits).
+				c.SetWriteDeadline(time.Now().Add(s.opts.IdleTimeout))
+			}
 			if _, err := bw.Write(buf); err != nil {
 				cancel()
 				return
+			}
+			unanswered.Add(-1)
+			if cap(buf) > maxRetainedResponseBuffer {
+				buf = nil
 			}
 			if len(queue) == 0 {
 				if err := bw.Flush(); err != nil {
@@ -211,14 +254,19 @@ func (s *Server) serveConn(c net.Conn) {
 				}
 			}
 		}
-		bw.Flush()
+		if bw != nil {
+			bw.Flush()
+		}
 	}()
 	defer func() {
+		// The reader is done (EOF, bad input or shutdown): cancel in-flight handlers (a long-poll
+		// Fetch would otherwise hold the connection open until its MaxWait) and let the writer go.
+		cancel()
 		close(queue)
 		<-writerDone
 	}()
 
-	br := bufio.NewReaderSize(c, 64<<10)
+	br := bufio.NewReaderSize(c, readBufferSize)
 	for {
 		for inflight.Load() > s.opts.MaxInflightBytes {
 			select {
@@ -227,8 +275,21 @@ func (s *Server) serveConn(c net.Conn) {
 				return
 			}
 		}
+		if s.opts.IdleTimeout > 0 {
+			if !s.awaitRequest(c, br, &unanswered) {
+				log.Info("closing idle connection", "idle_timeout", s.opts.IdleTimeout)
+				return
+			}
+			// The rest of the frame must follow within the idle timeout too.
+			c.SetReadDeadline(time.Now().Add(s.opts.IdleTimeout))
+		}
 		frame, err := wire.ReadFrame(br, s.opts.MaxRequestBytes)
 		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				log.Info("closing connection: request frame stalled", "idle_timeout", s.opts.IdleTimeout)
+				return
+			}
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && ctx.Err() == nil {
 				s.Stats.BadFrames.Add(1)
 				log.Warn("closing connection: bad frame", "err", err)
@@ -243,6 +304,9 @@ func (s *Server) serveConn(c net.Conn) {
 		}
 		p := &pending{hdr: hdr, size: int64(len(frame)), done: make(chan struct{})}
 		req, herr := s.decode(hdr, body)
+		if herr == nil {
+			p.size += responseReserve(req)
+		}
 		if herr != nil {
 			if hdr.APIKey == 18 {
 				// ApiVersions with a version we do not know: Kafka answers v0 with
@@ -250,6 +314,7 @@ func (s *Server) serveConn(c net.Conn) {
 				p.hdr.Flexible = false
 				p.resp = s.apiVersionsFallback()
 				close(p.done)
+				unanswered.Add(1)
 				queue <- p
 				continue
 			}
@@ -261,6 +326,7 @@ func (s *Server) serveConn(c net.Conn) {
 			s.Stats.Requests[hdr.APIKey].Add(1)
 		}
 		inflight.Add(p.size)
+		unanswered.Add(1)
 		select {
 		case queue <- p:
 		case <-ctx.Done():
@@ -283,10 +349,42 @@ func (s *Server) serveConn(c net.Conn) {
 	}
 }
 
-// decode validates the key and version against the table and decodes the body with kmsg.
+// awaitRequest waits for the first byte of the client's next request, for at most the idle
+// timeout while no request is being answered; a connection with requests still being answered
+// (a long JoinGroup, a long-poll Fetch) is not idle. It returns false when the connection is
+// idle (or the wait failed for another reason, which the next read reports).
+func (s *Server) awaitRequest(c net.Conn, br *bufio.Reader, unanswered *atomic.Int64) bool {
+	for {
+		c.SetReadDeadline(time.Now().Add(s.opts.IdleTimeout))
+		_, err := br.Peek(1)
+		var ne net.Error
+		if err == nil || !errors.As(err, &ne) || !ne.Timeout() {
+			return true
+		}
+		if unanswered.Load() == 0 {
+			return false
+		}
+	}
+}
+
+// decode validates the key and version against the table and the registered handlers, then
+// decodes the body (decodeBody).
 func (s *Server) decode(h wire.Header, body []byte) (kmsg.Request, error) {
+	if api, ok := wire.Lookup(h.APIKey); !ok || s.handlers[h.APIKey] == nil {
+		return nil, fmt.Errorf("unsupported API key %d", h.APIKey)
+	} else if h.APIVersion < api.Accepted.Min || h.APIVersion > api.Accepted.Max {
+		return nil, fmt.Errorf("unsupported %s version %d (supported %d-%d)", api.Name, h.APIVersion, api.Advertised.Min, api.Advertised.Max)
+	}
+	cost := s.decodeMem.acquire(int64(len(body)) * DecodeAmplification)
+	defer s.decodeMem.release(cost)
+	return decodeBody(h, body)
+}
+
+// decodeBody decodes a request body with kmsg after checking the key and version against
+// wire.Supported's accepted range. Errors describe the key, version and kmsg's complaint.
+func decodeBody(h wire.Header, body []byte) (kmsg.Request, error) {
 	api, ok := wire.Lookup(h.APIKey)
-	if !ok || s.handlers[h.APIKey] == nil {
+	if !ok {
 		return nil, fmt.Errorf("unsupported API key %d", h.APIKey)
 	}
 	if h.APIVersion < api.Accepted.Min || h.APIVersion > api.Accepted.Max {

@@ -24,6 +24,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/muster-io/muster/internal/assign"
+	"github.com/muster-io/muster/internal/coordinator"
 	sassign "github.com/muster-io/muster/internal/streams/assignor"
 )
 
@@ -64,11 +65,13 @@ func main() {
 func Measure(quick bool) []Series {
 	members := []int{1000, 2000, 4000, 8000, 16000}
 	smembers := []int{125, 250, 500, 1000, 2000}
+	jmembers, jparts := []int{250, 500, 1000, 2000, 4000}, int32(10000)
 	if quick {
 		members = []int{100, 200, 400}
 		smembers = []int{25, 50, 100}
+		jmembers, jparts = []int{25, 50, 100}, 1000
 	}
-	return []Series{uniformSeries(members), streamsSeries(smembers)}
+	return []Series{uniformSeries(members), streamsSeries(smembers), joinStormSeries(jmembers, jparts)}
 }
 
 type topicMeta struct{ parts map[assign.TopicID]int32 }
@@ -123,6 +126,23 @@ func streamsSeries(sizes []int) Series {
 		s.X = append(s.X, float64(n))
 		s.Y = append(s.Y, median(5, func() {
 			if _, err := sassign.Sticky().Assign(spec); err != nil {
+				log.Fatal(err)
+			}
+		}))
+	}
+	return s
+}
+
+// joinStormSeries: KIP-848 join storm on one coordinator shard (manual clock, default
+// group.consumer.assignment.interval.ms): n members join one group over a fixed partition count
+// at once and heartbeat every heartbeat interval until the group is Stable. CPU time of the whole
+// storm against members.
+func joinStormSeries(sizes []int, partitions int32) Series {
+	s := Series{Name: fmt.Sprintf("consumer group join storm (members, %d partitions)", partitions), XLabel: "members", YLabel: "CPU seconds"}
+	for _, n := range sizes {
+		s.X = append(s.X, float64(n))
+		s.Y = append(s.Y, median(3, func() {
+			if _, err := coordinator.SimulateConsumerJoinStorm(n, partitions, 50); err != nil {
 				log.Fatal(err)
 			}
 		}))

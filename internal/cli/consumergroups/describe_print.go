@@ -158,7 +158,8 @@ func toJSON(gd *groupDesc, rows []offsetRow, view describeView) describedGroupJS
 // CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID (widths
 // max(15, longest) for group, topic, consumer id, host; 10 for partition; 15
 // for the numbers). --verbose adds LEADER-EPOCH after CURRENT-OFFSET (Kafka
-// 4.x). No rows, no table.
+// 4.x) and METADATA, the committed metadata string ("-" when empty), at the
+// end (seed 001). No rows, no table.
 func (r *runner) offsetLines(gd *groupDesc, rows []offsetRow) []string {
 	if len(rows) == 0 {
 		return nil
@@ -176,6 +177,16 @@ func (r *runner) offsetLines(gd *groupDesc, rows []offsetRow) []string {
 	}
 	widths = append(widths, 15, 15, cw, hw, 0)
 	header = append(header, "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID")
+	if verbose {
+		// Seed 001: the committed offset's metadata is shown too (last column).
+		iw := 15
+		for _, rw := range rows {
+			iw = maxLen(iw, rw.ClientID)
+		}
+		widths[len(widths)-1] = iw
+		widths = append(widths, 0)
+		header = append(header, "METADATA")
+	}
 	lines := []string{row(widths, header...)}
 	for _, rw := range rows {
 		cols := []string{gd.Group, rw.Topic, strconv.Itoa(int(rw.Partition)), optInt(rw.CurrentOffset)}
@@ -187,6 +198,13 @@ func (r *runner) offsetLines(gd *groupDesc, rows []offsetRow) []string {
 			cols = append(cols, le)
 		}
 		cols = append(cols, optInt(rw.LogEndOffset), optInt(rw.Lag), rw.ConsumerID, rw.Host, rw.ClientID)
+		if verbose {
+			md := missing
+			if rw.Metadata != nil && *rw.Metadata != "" {
+				md = *rw.Metadata
+			}
+			cols = append(cols, md)
+		}
 		lines = append(lines, row(widths, cols...))
 	}
 	return lines

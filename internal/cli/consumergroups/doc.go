@@ -8,7 +8,7 @@
 // presentation differences: no leading blank line before a table and no
 // trailing blanks at the end of a line. Errors and warnings go to stderr,
 // tables and data to stdout. `--output json` emits one stable JSON document
-// per invocation on stdout (see json.go for the shapes).
+// per invocation on stdout (the shapes are the *JSON types next to each action).
 //
 // Group descriptions use ConsumerGroupDescribe (KIP-848) first and fall back
 // to the classic DescribeGroups for groups the broker reports as not being

@@ -12,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/muster-io/muster/internal/testutil"
 )
 
 // fixed clock and zone for --by-duration / --to-datetime.
@@ -24,6 +26,7 @@ var baseTS = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 type fixture struct {
 	t    testing.TB
 	c    *kfake.Cluster
+	mb   *testutil.Broker // set instead of c by newMusterFixture
 	addr string
 }
 
@@ -32,6 +35,9 @@ type fixture struct {
 // foo p0:3 p1:3 records.
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
+	if onMuster {
+		return newMusterFixture(t)
+	}
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, "test"), kfake.SeedTopics(2, "foo"))
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +60,13 @@ func (f *fixture) client(opts ...kgo.Opt) *kgo.Client {
 
 func (f *fixture) produce(topic string, counts map[int32]int) {
 	f.t.Helper()
-	cl := f.client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	opts := []kgo.Opt{kgo.RecordPartitioner(kgo.ManualPartitioner())}
+	if f.mb != nil {
+		// muster's data plane finds offsets for timestamps only in uncompressed
+		// batches (it falls back to the batch's base offset otherwise).
+		opts = append(opts, kgo.ProducerBatchCompression(kgo.NoCompression()))
+	}
+	cl := f.client(opts...)
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -77,6 +89,9 @@ func (f *fixture) join(group string, serverSide bool, topics ...string) *kgo.Cli
 	opts := []kgo.Opt{
 		kgo.ConsumerGroup(group), kgo.ConsumeTopics(topics...), kgo.DisableAutoCommit(),
 		kgo.ClientID("client-" + group),
+		// A short long-poll: muster's listener waits for in-flight fetches
+		// when it shuts down.
+		kgo.FetchMaxWait(100 * time.Millisecond),
 		kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) {
 			select {
 			case assigned <- struct{}{}:

@@ -1,0 +1,491 @@
+package coordinator
+
+import (
+	"sort"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Classic-protocol members inside a consumer group (KIP-848 interop; Kafka's
+// classicGroupJoinToConsumerGroup, classicGroupSyncToConsumerGroup,
+// classicGroupHeartbeatToConsumerGroup, classicGroupLeaveToConsumerGroup; reference §1.4, §1.6).
+// Such a member keeps its JoinGroup data (session timeout, protocols) in its member metadata; its
+// subscription and owned partitions come from the ConsumerProtocol subscription of its first
+// protocol; the server assignor computes its target and SyncGroup returns its assigned partitions
+// as ConsumerProtocol assignment bytes. Its member epoch is its generation id.
+
+func init() {
+	prevJoin := ClassicHooks.JoinForeign
+	ClassicHooks.JoinForeign = func(st *State, c *Call, g Group, req *kmsg.JoinGroupRequest) bool {
+		if cg, ok := g.(*ConsumerGroup); ok {
+			// An empty consumer group is replaced by the classic group.
+			if cg.IsEmpty() {
+				cg.deleteEmpty(st)
+				return false
+			}
+			cg.classicJoin(st, c, req)
+			return true
+		}
+		if prevJoin != nil {
+			return prevJoin(st, c, g, req)
+		}
+		return false
+	}
+	prevSync := ClassicHooks.SyncForeign
+	ClassicHooks.SyncForeign = func(st *State, c *Call, g Group, req *kmsg.SyncGroupRequest) bool {
+		if cg, ok := g.(*ConsumerGroup); ok {
+			cg.classicSync(st, c, req)
+			return true
+		}
+		if prevSync != nil {
+			return prevSync(st, c, g, req)
+		}
+		return false
+	}
+	prevHB := ClassicHooks.HeartbeatForeign
+	ClassicHooks.HeartbeatForeign = func(st *State, c *Call, g Group, req *kmsg.HeartbeatRequest) bool {
+		if cg, ok := g.(*ConsumerGroup); ok {
+			cg.classicHeartbeat(st, c, req)
+			return true
+		}
+		if prevHB != nil {
+			return prevHB(st, c, g, req)
+		}
+		return false
+	}
+	prevLeave := ClassicHooks.LeaveForeign
+	ClassicHooks.LeaveForeign = func(st *State, c *Call, g Group, req *kmsg.LeaveGroupRequest) bool {
+		if cg, ok := g.(*ConsumerGroup); ok {
+			cg.classicLeave(st, c, req)
+			return true
+		}
+		if prevLeave != nil {
+			return prevLeave(st, c, g, req)
+		}
+		return false
+	}
+}
+
+func cgJoinTimeoutKey(g, m string) string { return "join-" + g + "-" + m }
+func cgSyncTimeoutKey(g, m string) string { return "sync-" + g + "-" + m }
+
+// numClassicMembers counts the members using the classic protocol (O(members); joins only).
+func (g *ConsumerGroup) numClassicMembers() int {
+	n := 0
+	for _, m := range g.members {
+		if m.classic != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// supportsClassicProtocols is Kafka's ConsumerGroup.supportsClassicProtocols for a non-empty
+// group: protocol type "consumer" and, when classic members exist, one of the protocols is
+// supported by every one of them (the joining member excluded).
+func (g *ConsumerGroup) supportsClassicProtocols(req *kmsg.JoinGroupRequest) bool {
+	if req.ProtocolType != "consumer" || len(req.Protocols) == 0 {
+		return false
+	}
+	counts := map[string]int{}
+	n := 0
+	for id, m := range g.members {
+		if m.classic == nil || id == req.MemberID {
+			continue
+		}
+		n++
+		for _, p := range m.classic.protocols {
+			counts[p.Name]++
+		}
+	}
+	if n == 0 {
+		return true
+	}
+	for _, p := range req.Protocols {
+		if counts[p.Name] == n {
+			return true
+		}
+	}
+	return false
+}
+
+// classicSubscription parses the ConsumerProtocol subscription of a classic member's first
+// protocol (all protocols carry the same subscription).
+func classicSubscription(protocols []classicProtocol) (*kmsg.ConsumerMemberMetadata, error) {
+	if len(protocols) == 0 {
+		return nil, kerr.InconsistentGroupProtocol
+	}
+	var s kmsg.ConsumerMemberMetadata
+	if err := s.ReadFrom(protocols[0].Metadata); err != nil {
+		return nil, kerr.InconsistentGroupProtocol
+	}
+	return &s, nil
+}
+
+// ownedFromSubscription maps a subscription's owned partitions to topic ids (unknown topics are
+// dropped); never nil.
+func ownedFromSubscription(st *State, s *kmsg.ConsumerMemberMetadata) topicPartitions {
+	out := topicPartitions{}
+	if st.Cfg.Topics == nil {
+		return out
+	}
+	for _, t := range s.OwnedPartitions {
+		if id, _, ok := st.Cfg.Topics.TopicID(t.Topic); ok {
+			out[id] = append(out[id], t.Partitions...)
+		}
+	}
+	return normalizeTP(out)
+}
+
+// classicAssignment encodes assigned partitions as a ConsumerProtocol assignment, in the
+// version of the member's first protocol metadata.
+func classicAssignment(st *State, m *consumerMember, assigned topicPartitions) []byte {
+	a := kmsg.NewConsumerMemberAssignment()
+	if m.classic != nil && len(m.classic.protocols) > 0 {
+		if md := m.classic.protocols[0].Metadata; len(md) >= 2 {
+			a.Version = int16(md[0])<<8 | int16(md[1])
+		}
+	}
+	if a.Version > 3 {
+		a.Version = 3
+	}
+	if a.Version < 0 {
+		a.Version = 0
+	}
+	var topics []kmsg.ConsumerMemberAssignmentTopic
+	for _, id := range sortedTopicIDs(assigned) {
+		name, ok := "", false
+		if st.Cfg.Topics != nil {
+			name, ok = st.Cfg.Topics.TopicName(id)
+		}
+		if !ok {
+			continue
+		}
+		topics = append(topics, kmsg.ConsumerMemberAssignmentTopic{Topic: name, Partitions: append([]int32{}, assigned[id]...)})
+	}
+	sort.Slice(topics, func(i, j int) bool { return topics[i].Topic < topics[j].Topic })
+	a.Topics = topics
+	return a.AppendTo(nil)
+}
+
+// classicJoin is a JoinGroup against a non-empty consumer group.
+func (g *ConsumerGroup) classicJoin(st *State, c *Call, req *kmsg.JoinGroupRequest) {
+	fail := func(err error, mid string) { st.Reply(c, joinError(c, req, err, mid)) }
+	memberID := req.MemberID
+	unknown := memberID == ""
+	if unknown {
+		memberID = newConsumerMemberID()
+	}
+	if _, ok := g.members[memberID]; !ok && len(g.members) >= cgMaxSize(st) {
+		fail(Errf(kerr.GroupMaxSizeReached, "The consumer group has reached its maximum capacity of %d members.", cgMaxSize(st)), req.MemberID)
+		return
+	}
+	if !g.supportsClassicProtocols(req) {
+		fail(kerr.InconsistentGroupProtocol, req.MemberID)
+		return
+	}
+	if unknown && req.InstanceID == nil && req.Version >= 4 {
+		// KIP-394: a dynamic member gets its id first and joins again with it.
+		fail(kerr.MemberIDRequired, memberID)
+		return
+	}
+	protocols := make([]classicProtocol, 0, len(req.Protocols))
+	for _, p := range req.Protocols {
+		protocols = append(protocols, classicProtocol{Name: p.Name, Metadata: append([]byte{}, p.Metadata...)})
+	}
+	sub, err := classicSubscription(protocols)
+	if err != nil {
+		fail(err, req.MemberID)
+		return
+	}
+	old := g.members[memberID]
+	downgrade := false
+	if req.InstanceID != nil {
+		inst := *req.InstanceID
+		sid, has := g.static[inst]
+		switch {
+		case unknown && has:
+			// A static member rejoining under a new member id replaces the old one; if that
+			// was the last consumer-protocol member, the group becomes a classic group.
+			downgrade = g.downgradeOnReplace(st, sid)
+			g.replaceStaticMember(st, sid, memberID)
+			old = g.members[memberID]
+		case !unknown && !has:
+			fail(Errf(kerr.UnknownMemberID, "Instance id %s is unknown.", inst), req.MemberID)
+			return
+		case !unknown && sid != memberID:
+			fail(Errf(kerr.FencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", memberID, inst, sid), req.MemberID)
+			return
+		}
+	}
+
+	nm := &consumerMember{id: memberID}
+	if old != nil {
+		cp := *old
+		nm = &cp
+	}
+	if req.InstanceID != nil {
+		s := *req.InstanceID
+		nm.instanceID = &s
+	}
+	if sub.Rack != nil && *sub.Rack != "" {
+		s := *sub.Rack
+		nm.rackID = &s
+	}
+	if req.RebalanceTimeoutMillis > 0 {
+		nm.rebalanceTimeout = req.RebalanceTimeoutMillis
+	} else {
+		nm.rebalanceTimeout = req.SessionTimeoutMillis
+	}
+	names := append([]string{}, sub.Topics...)
+	sort.Strings(names)
+	nm.subscribedNames = cgDedupSorted(names)
+	nm.subscribedRegex = ""
+	if c != nil {
+		if c.ClientID != nil {
+			nm.clientID = *c.ClientID
+		}
+		nm.clientHost = c.ClientHost
+	}
+	nm.classic = &cgClassicMeta{sessionTimeout: req.SessionTimeoutMillis, protocols: protocols}
+	if old != nil && old.subscribedRegex != "" && !g.regexInUseExcept(old.subscribedRegex, memberID) {
+		st.Write(Record{Key: cgRegexKey(g.id, old.subscribedRegex)})
+	}
+	_, after, err := g.updateMemberAndReconcile(st, old, nm, ownedFromSubscription(st, sub))
+	if err != nil {
+		fail(err, req.MemberID)
+		return
+	}
+
+	st.Timers.Cancel(cgJoinTimeoutKey(g.id, memberID))
+	st.Timers.Cancel(rebalanceTimeoutKey(g.id, memberID))
+	g.scheduleSession(st, memberID)
+	g.scheduleClassicTimeout(st, cgSyncTimeoutKey(g.id, memberID), memberID, "it did not send SyncGroup within the rebalance timeout")
+	generation, protocol := after.epoch, protocols[0].Name
+	if downgrade {
+		g.convertConsumerToClassic(st, "", false)
+		if cl, ok := st.Groups[g.id].(*ClassicGroup); ok {
+			generation, protocol = cl.generation, cl.protocolName
+		}
+	}
+
+	resp := kmsg.NewPtrJoinGroupResponse()
+	resp.Version = req.Version
+	if c != nil {
+		resp.Version = c.APIVersion
+	}
+	resp.MemberID = memberID
+	resp.Generation = generation
+	pt, pn := "consumer", protocol
+	resp.ProtocolType, resp.Protocol = &pt, &pn
+	resp.LeaderID = "" // the server assigns: every classic member is a follower
+	resp.Members = []kmsg.JoinGroupResponseMember{}
+	st.Reply(c, resp)
+}
+
+// regexInUseExcept reports whether a member other than mid subscribes with re.
+func (g *ConsumerGroup) regexInUseExcept(re, mid string) bool {
+	n := g.regexRefs[re]
+	if m := g.members[mid]; m != nil && m.subscribedRegex == re {
+		n--
+	}
+	return n > 0
+}
+
+// scheduleClassicTimeout arms a join or sync timeout of a classic member: on expiry the member
+// is fenced (with its rebalance timeout, as Kafka's scheduleConsumerGroupJoinTimeout and
+// scheduleConsumerGroupSyncTimeout).
+func (g *ConsumerGroup) scheduleClassicTimeout(st *State, key, mid, reason string) {
+	m := g.members[mid]
+	if m == nil {
+		return
+	}
+	gid := g.id
+	st.Timers.Schedule(key, st.Now.Add(time.Duration(m.rebalanceTimeout)*time.Millisecond), func(st *State) {
+		if cg, ok := st.Groups[gid].(*ConsumerGroup); ok {
+			if _, ok := cg.members[mid]; ok {
+				cg.fenceMember(st, mid, reason)
+			}
+		}
+	})
+}
+
+// classicMember finds a classic member for SyncGroup/Heartbeat (Kafka's
+// validateConsumerGroupMember + throwIfMemberDoesNotUseClassicProtocol).
+func (g *ConsumerGroup) classicMember(memberID string, instanceID *string) (*consumerMember, error) {
+	var m *consumerMember
+	if instanceID == nil {
+		m = g.members[memberID]
+		if m == nil {
+			return nil, Errf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", memberID, g.id)
+		}
+	} else {
+		sid, ok := g.static[*instanceID]
+		if !ok {
+			return nil, Errf(kerr.UnknownMemberID, "Member with instance id %s is not a member of group %s.", *instanceID, g.id)
+		}
+		if sid != memberID {
+			return nil, Errf(kerr.FencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", memberID, *instanceID, sid)
+		}
+		m = g.members[sid]
+	}
+	if m.classic == nil {
+		return nil, Errf(kerr.UnknownMemberID, "Member %s does not use the classic protocol.", m.id)
+	}
+	return m, nil
+}
+
+// classicSync is a SyncGroup from a classic member of a consumer group: the member's assigned
+// partitions as ConsumerProtocol assignment bytes.
+func (g *ConsumerGroup) classicSync(st *State, c *Call, req *kmsg.SyncGroupRequest) {
+	m, err := g.classicMember(req.MemberID, req.InstanceID)
+	if err != nil {
+		st.Reply(c, syncError(c, err))
+		return
+	}
+	cur := g.current(m.id)
+	if req.Generation != cur.epoch {
+		st.Reply(c, syncError(c, kerr.IllegalGeneration))
+		return
+	}
+	if (req.ProtocolType != nil && *req.ProtocolType != "consumer") || (req.Protocol != nil && !m.supportsProtocol(*req.Protocol)) {
+		st.Reply(c, syncError(c, kerr.InconsistentGroupProtocol))
+		return
+	}
+	if g.epoch > cur.epoch && cur.state != MemberUnrevokedPartitions {
+		g.scheduleClassicTimeout(st, cgJoinTimeoutKey(g.id, m.id), m.id, "it did not rejoin within the rebalance timeout")
+		st.Reply(c, syncError(c, kerr.RebalanceInProgress))
+		return
+	}
+	st.Timers.Cancel(cgSyncTimeoutKey(g.id, m.id))
+	g.scheduleSession(st, m.id)
+	resp := kmsg.NewPtrSyncGroupResponse()
+	if c != nil {
+		resp.Version = c.APIVersion
+	}
+	pt := "consumer"
+	resp.ProtocolType = &pt
+	if req.Protocol != nil {
+		pn := *req.Protocol
+		resp.Protocol = &pn
+	} else {
+		pn := m.classic.protocols[0].Name
+		resp.Protocol = &pn
+	}
+	resp.MemberAssignment = classicAssignment(st, m, cur.assigned)
+	st.Reply(c, resp)
+}
+
+func (m *consumerMember) supportsProtocol(name string) bool {
+	if m.classic == nil {
+		return false
+	}
+	for _, p := range m.classic.protocols {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// classicHeartbeat is a Heartbeat from a classic member of a consumer group: REBALANCE_IN_PROGRESS
+// (with a join timeout) when the member must rejoin: the group epoch moved past it, it must
+// revoke partitions, or partitions it waits for were released.
+func (g *ConsumerGroup) classicHeartbeat(st *State, c *Call, req *kmsg.HeartbeatRequest) {
+	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
+	if c != nil {
+		resp.Version = c.APIVersion
+	}
+	m, err := g.classicMember(req.MemberID, req.InstanceID)
+	if err != nil {
+		resp.ErrorCode = ErrorCode(err)
+		st.Reply(c, resp)
+		return
+	}
+	cur := g.current(m.id)
+	if req.Generation != cur.epoch {
+		resp.ErrorCode = kerr.IllegalGeneration.Code
+		st.Reply(c, resp)
+		return
+	}
+	g.scheduleSession(st, m.id)
+	if g.epoch > cur.epoch || cur.state == MemberUnrevokedPartitions ||
+		(cur.state == MemberUnreleasedPartitions && !g.waitingOnUnreleased(m.id, cur)) {
+		resp.ErrorCode = kerr.RebalanceInProgress.Code
+		if !st.Timers.Has(cgJoinTimeoutKey(g.id, m.id)) {
+			g.scheduleClassicTimeout(st, cgJoinTimeoutKey(g.id, m.id), m.id, "it did not rejoin within the rebalance timeout")
+		}
+	}
+	st.Reply(c, resp)
+}
+
+// waitingOnUnreleased reports whether a partition of the member's target is still owned by
+// another member.
+func (g *ConsumerGroup) waitingOnUnreleased(mid string, cur *consumerCurrent) bool {
+	for t, ps := range g.targets[mid] {
+		for _, p := range ps {
+			if containsPartition(cur.assigned[t], p) {
+				continue
+			}
+			if o := g.owner(t, p); o != "" && o != mid {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// classicLeave is a LeaveGroup against a consumer group: each named classic member is fenced
+// (per-member UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID).
+func (g *ConsumerGroup) classicLeave(st *State, c *Call, req *kmsg.LeaveGroupRequest) {
+	resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
+	if c != nil {
+		resp.Version = c.APIVersion
+	}
+	members := req.Members
+	if req.Version < 3 {
+		members = []kmsg.LeaveGroupRequestMember{{MemberID: req.MemberID}}
+	}
+	gid := g.id
+	for _, lm := range members {
+		rm := kmsg.NewLeaveGroupResponseMember()
+		rm.MemberID, rm.InstanceID = lm.MemberID, lm.InstanceID
+		// A fence may convert the group to a classic group (downgrade): later members are
+		// looked up in the consumer group only while it still owns the id.
+		cg, ok := st.Groups[gid].(*ConsumerGroup)
+		var err error
+		switch {
+		case !ok:
+			err = kerr.UnknownMemberID
+		case lm.InstanceID != nil:
+			sid, has := cg.static[*lm.InstanceID]
+			switch {
+			case !has:
+				err = Errf(kerr.UnknownMemberID, "Instance id %s is unknown.", *lm.InstanceID)
+			case lm.MemberID != "" && sid != lm.MemberID:
+				err = kerr.FencedInstanceID
+			case cg.members[sid].classic == nil:
+				err = kerr.UnknownMemberID
+			default:
+				rm.MemberID = sid
+				cg.fenceMember(st, sid, "the static member left the group through LeaveGroup")
+			}
+		default:
+			m := cg.members[lm.MemberID]
+			if m == nil || m.classic == nil {
+				err = kerr.UnknownMemberID
+			} else {
+				cg.fenceMember(st, lm.MemberID, "the member left the group through LeaveGroup")
+			}
+		}
+		rm.ErrorCode = ErrorCode(err)
+		if req.Version < 3 {
+			resp.ErrorCode = rm.ErrorCode
+		} else {
+			resp.Members = append(resp.Members, rm)
+		}
+	}
+	st.Reply(c, resp)
+}
