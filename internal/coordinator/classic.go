@@ -50,6 +50,7 @@ type ClassicGroup struct {
 	// join costs O(1) in the group size instead of O(members).
 	awaiting   int
 	protoCount map[string]int
+	tracked    int // members counted in awaiting/protoCount; ≠ len(members) → recount
 	// persisted is the content of the last GroupMetadata record written or replayed (nil when
 	// none): what a restart would rebuild while a rebalance is in progress.
 	persisted *classicDurable
@@ -512,6 +513,10 @@ func (g *ClassicGroup) NumAwaitingSync() int {
 // track adds (sign +1) or removes (-1) a member's contribution to the awaiting and protoCount
 // counters; it is called around every change of a member's protocols, join call or membership.
 func (g *ClassicGroup) track(m *classicMember, sign int) {
+	g.tracked += sign
+	if g.protoCount == nil {
+		g.protoCount = map[string]int{}
+	}
 	if m.joinCall != nil {
 		g.awaiting += sign
 	}
@@ -543,19 +548,30 @@ func (g *ClassicGroup) setJoin(m *classicMember, c *Call) {
 
 // recount rebuilds the counters from the members.
 func (g *ClassicGroup) recount() {
-	g.awaiting = 0
+	g.awaiting, g.tracked = 0, 0
 	g.protoCount = map[string]int{}
 	for _, m := range g.members {
 		g.track(m, +1)
 	}
 }
 
+// ensureCounts recounts when members were installed without track (a group built by another
+// group type's conversion, e.g. a consumer group downgraded to classic).
+func (g *ClassicGroup) ensureCounts() {
+	if g.tracked != len(g.members) {
+		g.recount()
+	}
+}
+
 // CheckCounters reports a difference between the incrementally kept counters and a recount
 // (for tests).
 func (g *ClassicGroup) CheckCounters() error {
-	awaiting, counts := g.awaiting, g.protoCount
+	awaiting, counts, tracked := g.awaiting, g.protoCount, g.tracked
 	g.recount()
-	defer func() { g.awaiting, g.protoCount = awaiting, counts }()
+	defer func() { g.awaiting, g.protoCount, g.tracked = awaiting, counts, tracked }()
+	if tracked != len(g.members) {
+		return fmt.Errorf("tracked %d members, have %d", tracked, len(g.members))
+	}
 	if awaiting != g.awaiting {
 		return fmt.Errorf("awaiting join %d, recount %d", awaiting, g.awaiting)
 	}

@@ -120,6 +120,7 @@ func (g *ClassicGroup) supportsProtocols(req *kmsg.JoinGroupRequest) bool {
 	if g.protocolType != req.ProtocolType {
 		return false
 	}
+	g.ensureCounts()
 	for _, p := range req.Protocols {
 		if g.protoCount[p.Name] == len(g.members) {
 			return true
@@ -154,7 +155,7 @@ func (g *ClassicGroup) acceptJoiningMember(st *State, memberID string) bool {
 	return true
 }
 
-func (g *ClassicGroup) numAwaitingJoin() int { return g.awaiting }
+func (g *ClassicGroup) numAwaitingJoin() int { g.ensureCounts(); return g.awaiting }
 
 func (g *ClassicGroup) joinUnknownMember(st *State, c *Call, req *kmsg.JoinGroupRequest, session time.Duration) {
 	// Kafka's generateMemberId: "<group.instance.id>-<uuid>" for a static member (clients such
@@ -440,6 +441,7 @@ func (g *ClassicGroup) maybeCompleteJoin(st *State) {
 	if g.state != ClassicPreparingRebalance || g.initialDelayActive(st) {
 		return
 	}
+	g.ensureCounts()
 	if len(g.pending) > 0 || g.awaiting != len(g.members) {
 		return
 	}
