@@ -1,6 +1,8 @@
 package coordinator
 
 import (
+	"fmt"
+	"maps"
 	"sort"
 	"time"
 
@@ -29,17 +31,29 @@ func (s ClassicState) String() string {
 // completes (sync of the leader's assignment) or when the group becomes Empty; joins in progress
 // live in memory only, as in Kafka.
 type ClassicGroup struct {
-	id             string
-	state          ClassicState
-	protocolType   string // "" for a simple group created by offset commits
-	protocolName   string // selected protocol ("" when none)
-	generation     int32
-	leader         string
-	stateTime      time.Time
-	members        map[string]*classicMember
-	static         map[string]string // group.instance.id → member id
-	pending        map[string]bool   // member ids handed out with MEMBER_ID_REQUIRED
+	id           string
+	state        ClassicState
+	protocolType string // "" for a simple group created by offset commits
+	protocolName string // selected protocol ("" when none)
+	generation   int32
+	leader       string
+	stateTime    time.Time
+	members      map[string]*classicMember
+	static       map[string]string // group.instance.id → member id
+	pending      map[string]bool   // member ids handed out with MEMBER_ID_REQUIRED
+	// pendingSync are the members of the current generation that have not sent SyncGroup yet
+	// (Kafka's pendingSyncMembers); the sync timer removes them after the rebalance timeout.
+	pendingSync    map[string]bool
 	newMemberAdded bool
+	// awaiting counts members with a waiting JoinGroup and protoCount the members listing each
+	// protocol name (Kafka's numMembersAwaitingJoinResponse and supportedProtocols), so that a
+	// join costs O(1) in the group size instead of O(members).
+	awaiting   int
+	protoCount map[string]int
+	tracked    int // members counted in awaiting/protoCount; ≠ len(members) → recount
+	// persisted is the content of the last GroupMetadata record written or replayed (nil when
+	// none): what a restart would rebuild while a rebalance is in progress.
+	persisted *classicDurable
 	// initialDelayRemaining is how long the initial-rebalance delay may still extend.
 	initialDelayRemaining time.Duration
 	inInitialDelay        bool
@@ -69,7 +83,8 @@ type classicMember struct {
 }
 
 func newSimpleClassicGroup(id string) *ClassicGroup {
-	return &ClassicGroup{id: id, members: map[string]*classicMember{}, static: map[string]string{}, pending: map[string]bool{}, generation: 0}
+	return &ClassicGroup{id: id, members: map[string]*classicMember{}, static: map[string]string{},
+		pending: map[string]bool{}, pendingSync: map[string]bool{}, protoCount: map[string]int{}}
 }
 
 // ID implements Group.
@@ -181,15 +196,19 @@ func (g *ClassicGroup) ValidateOffsetCommit(st *State, c *CommitIdentity) error 
 	return nil
 }
 
-// checkMember validates a member id and instance id pair (UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID).
+// checkMember validates a member id and instance id pair (Kafka's ClassicGroup.validateMember): an
+// instance id must be known (else UNKNOWN_MEMBER_ID) and owned by memberID (else
+// FENCED_INSTANCE_ID); without an instance id the member id must be known (UNKNOWN_MEMBER_ID).
 func (g *ClassicGroup) checkMember(memberID string, instanceID *string) error {
 	if instanceID != nil {
-		if owner, ok := g.static[*instanceID]; ok {
-			if owner != memberID {
-				return kerr.FencedInstanceID
-			}
-			return nil
+		owner, ok := g.static[*instanceID]
+		switch {
+		case !ok:
+			return kerr.UnknownMemberID
+		case owner != memberID:
+			return kerr.FencedInstanceID
 		}
+		return nil
 	}
 	if _, ok := g.members[memberID]; !ok {
 		return kerr.UnknownMemberID
@@ -252,15 +271,44 @@ type classicDurable struct {
 	Members                        []kmsg.GroupMetadataValueMember
 }
 
-// Durable implements Group: exactly what the GroupMetadata record holds.
+// Durable implements Group: what a restart rebuilds. In Empty and Stable the in-memory group
+// must equal its last GroupMetadata record, so the value is computed from the live fields (the
+// replay-equivalence property then checks that records are written whenever those fields
+// change); during a rebalance the group changes in memory only, as in Kafka, and the value is
+// the last record written (the zero value when none was: a simple or brand-new group).
 func (g *ClassicGroup) Durable() any {
-	v := g.metadataValue(time.UnixMilli(0))
+	if g.state != ClassicEmpty && g.state != ClassicStable {
+		if g.persisted == nil {
+			return classicDurable{}
+		}
+		return *g.persisted
+	}
+	return durableOf(g.metadataValue(time.UnixMilli(0)))
+}
+
+// HasDurableContent reports whether the group would exist after a restart on its own (without
+// committed offsets): false for a simple group and for a new group whose first rebalance has not
+// written a record yet.
+func (g *ClassicGroup) HasDurableContent() bool {
+	d := g.Durable().(classicDurable)
+	return d.ProtocolType != "" || d.Generation != 0 || len(d.Members) > 0 || d.Protocol != "" || d.Leader != ""
+}
+
+func durableOf(v kmsg.GroupMetadataValue) classicDurable {
 	d := classicDurable{ProtocolType: v.ProtocolType, Generation: v.Generation, Members: v.Members}
 	if v.Protocol != nil {
 		d.Protocol = *v.Protocol
 	}
 	if v.Leader != nil {
 		d.Leader = *v.Leader
+	}
+	for i := range d.Members { // the record does not distinguish nil from empty bytes
+		if d.Members[i].Subscription == nil {
+			d.Members[i].Subscription = []byte{}
+		}
+		if d.Members[i].Assignment == nil {
+			d.Members[i].Assignment = []byte{}
+		}
 	}
 	return d
 }
@@ -338,6 +386,8 @@ func replayGroupMetadata(st *State, key, value []byte) error {
 	if live && !st.Loading {
 		// Written by a live operation, which already updated the group in memory (classic
 		// groups keep joins in progress in memory, as Kafka does).
+		d := durableOf(v)
+		g.persisted = &d
 		return nil
 	}
 	if !live {
@@ -383,16 +433,16 @@ func replayGroupMetadata(st *State, key, value []byte) error {
 			g.static[*m.instanceID] = m.id
 		}
 	}
-	// While loading, a group found here may be the "simple" group that an earlier-replayed
-	// OffsetCommit record created (offset keys sort before group keys in the store), so the state
-	// is always derived from the record then.
-	if !live || st.Loading {
-		if len(g.members) == 0 {
-			g.state = ClassicEmpty
-		} else {
-			g.state = ClassicStable
-		}
+	// Loading: the group may already exist as a simple group created by an offset record
+	// replayed first (load order is by key, not by write), so the state is always derived.
+	g.recount()
+	if len(g.members) == 0 {
+		g.state = ClassicEmpty
+	} else {
+		g.state = ClassicStable
 	}
+	d := durableOf(v)
+	g.persisted = &d
 	return nil
 }
 
@@ -409,11 +459,124 @@ func (st *State) classicGroups() []*ClassicGroup {
 }
 
 func init() {
+	// On load (Kafka's onLoaded): every member's session timer is re-armed, and a group over
+	// group.max.size (the config was lowered) rebalances so that its members can commit first.
 	RegisterOnLoad(func(st *State) {
 		for _, g := range st.classicGroups() {
-			for _, m := range g.members {
-				g.scheduleSession(st, m)
+			for _, id := range g.memberIDs() {
+				g.scheduleSession(st, g.members[id])
+			}
+			if st.Cfg.GroupMaxSize > 0 && len(g.members) > st.Cfg.GroupMaxSize {
+				g.prepareRebalance(st, "freshly loaded group is over group.max.size")
 			}
 		}
 	})
+}
+
+// StaticMemberID returns the member id owning a group.instance.id ("" when none).
+func (g *ClassicGroup) StaticMemberID(instanceID string) string { return g.static[instanceID] }
+
+// HasMember reports whether id is a member of the group.
+func (g *ClassicGroup) HasMember(id string) bool { _, ok := g.members[id]; return ok }
+
+// AllMembersSupport reports whether every member listed protocol in its JoinGroup.
+func (g *ClassicGroup) AllMembersSupport(protocol string) bool {
+	for _, m := range g.members {
+		if !m.supports(protocol) {
+			return false
+		}
+	}
+	return true
+}
+
+// supports reports whether the member listed protocol (its metadata may be empty).
+func (m *classicMember) supports(protocol string) bool {
+	for _, p := range m.protocols {
+		if p.Name == protocol {
+			return true
+		}
+	}
+	return false
+}
+
+// NumAwaitingSync is the number of members whose SyncGroup is waiting for the leader's.
+func (g *ClassicGroup) NumAwaitingSync() int {
+	n := 0
+	for _, m := range g.members {
+		if m.syncCall != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// track adds (sign +1) or removes (-1) a member's contribution to the awaiting and protoCount
+// counters; it is called around every change of a member's protocols, join call or membership.
+func (g *ClassicGroup) track(m *classicMember, sign int) {
+	g.tracked += sign
+	if g.protoCount == nil {
+		g.protoCount = map[string]int{}
+	}
+	if m.joinCall != nil {
+		g.awaiting += sign
+	}
+	for i, p := range m.protocols {
+		dup := false
+		for _, q := range m.protocols[:i] {
+			dup = dup || q.Name == p.Name
+		}
+		if dup {
+			continue
+		}
+		if g.protoCount[p.Name] += sign; g.protoCount[p.Name] == 0 {
+			delete(g.protoCount, p.Name)
+		}
+	}
+}
+
+// setJoin sets a member's waiting JoinGroup call (nil: none), keeping awaiting exact.
+func (g *ClassicGroup) setJoin(m *classicMember, c *Call) {
+	in := g.members[m.id] == m
+	if in && m.joinCall != nil {
+		g.awaiting--
+	}
+	m.joinCall = c
+	if in && c != nil {
+		g.awaiting++
+	}
+}
+
+// recount rebuilds the counters from the members.
+func (g *ClassicGroup) recount() {
+	g.awaiting, g.tracked = 0, 0
+	g.protoCount = map[string]int{}
+	for _, m := range g.members {
+		g.track(m, +1)
+	}
+}
+
+// ensureCounts recounts when members were installed without track (a group built by another
+// group type's conversion, e.g. a consumer group downgraded to classic).
+func (g *ClassicGroup) ensureCounts() {
+	if g.tracked != len(g.members) {
+		g.recount()
+	}
+}
+
+// CheckCounters reports a difference between the incrementally kept counters and a recount
+// (for tests).
+func (g *ClassicGroup) CheckCounters() error {
+	awaiting, counts, tracked := g.awaiting, g.protoCount, g.tracked
+	g.recount()
+	defer func() { g.awaiting, g.protoCount, g.tracked = awaiting, counts, tracked }()
+	if tracked != len(g.members) {
+		return fmt.Errorf("tracked %d members, have %d", tracked, len(g.members))
+	}
+	if awaiting != g.awaiting {
+		return fmt.Errorf("awaiting join %d, recount %d", awaiting, g.awaiting)
+	}
+	if !maps.Equal(counts, g.protoCount) {
+		return fmt.Errorf("protocol counts %v, recount %v", counts, g.protoCount)
+	}
+	return nil
 }

@@ -94,6 +94,15 @@ func (g *ClassicGroup) join(st *State, c *Call, req *kmsg.JoinGroupRequest, sess
 		st.Reply(c, joinError(c, req, kerr.InconsistentGroupProtocol, req.MemberID))
 		return
 	}
+	if !g.acceptJoiningMember(st, req.MemberID) {
+		// Kafka removes an existing member that is turned away and answers with no member id.
+		if m := g.members[req.MemberID]; m != nil {
+			g.dropMember(st, m, kerr.GroupMaxSizeReached)
+			g.onMemberRemoved(st)
+		}
+		st.Reply(c, joinError(c, req, kerr.GroupMaxSizeReached, ""))
+		return
+	}
 	if req.MemberID == "" {
 		g.joinUnknownMember(st, c, req, session)
 		return
@@ -101,27 +110,19 @@ func (g *ClassicGroup) join(st *State, c *Call, req *kmsg.JoinGroupRequest, sess
 	g.joinKnownMember(st, c, req, session)
 }
 
-// supportsProtocols: an empty group takes any protocol type; otherwise the type must match and
-// at least one protocol must be supported by every member.
+// supportsProtocols (Kafka's ClassicGroup.supportsProtocols): an empty group takes any protocol
+// type; otherwise the type must match and at least one requested protocol must be supported by
+// every current member (the joining member's current protocols included).
 func (g *ClassicGroup) supportsProtocols(req *kmsg.JoinGroupRequest) bool {
-	if g.state == ClassicEmpty && len(g.members) == 0 {
+	if g.state == ClassicEmpty {
 		return true
 	}
-	if g.protocolType != "" && g.protocolType != req.ProtocolType {
+	if g.protocolType != req.ProtocolType {
 		return false
 	}
+	g.ensureCounts()
 	for _, p := range req.Protocols {
-		all := true
-		for _, m := range g.members {
-			if m.id == req.MemberID {
-				continue
-			}
-			if m.metadataFor(p.Name) == nil {
-				all = false
-				break
-			}
-		}
-		if all {
+		if g.protoCount[p.Name] == len(g.members) {
 			return true
 		}
 	}
@@ -134,16 +135,39 @@ func newMemberID(clientID string) string {
 	return fmt.Sprintf("%s-%x-%x-%x-%x-%x", clientID, b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
+// acceptJoiningMember is Kafka's group.max.size rule: Empty accepts anyone; PreparingRebalance
+// accepts a member already waiting in the join, else up to max members waiting; Stable and
+// CompletingRebalance accept existing members, else up to max members.
+func (g *ClassicGroup) acceptJoiningMember(st *State, memberID string) bool {
+	max := st.Cfg.GroupMaxSize
+	if max <= 0 {
+		return true
+	}
+	switch g.state {
+	case ClassicPreparingRebalance:
+		if m := g.members[memberID]; m != nil && m.joinCall != nil {
+			return true
+		}
+		return g.numAwaitingJoin() < max
+	case ClassicCompletingRebalance, ClassicStable:
+		return g.members[memberID] != nil || len(g.members) < max
+	}
+	return true
+}
+
+func (g *ClassicGroup) numAwaitingJoin() int { g.ensureCounts(); return g.awaiting }
+
 func (g *ClassicGroup) joinUnknownMember(st *State, c *Call, req *kmsg.JoinGroupRequest, session time.Duration) {
-	if len(g.members)+len(g.pending) >= st.Cfg.GroupMaxSize {
-		st.Reply(c, joinError(c, req, kerr.GroupMaxSizeReached, ""))
-		return
-	}
-	clientID := ""
+	// Kafka's generateMemberId: "<group.instance.id>-<uuid>" for a static member (clients such
+	// as franz-go recognise a restarted static leader by this prefix), else "<client.id>-<uuid>".
+	prefix := ""
 	if c != nil && c.ClientID != nil {
-		clientID = *c.ClientID
+		prefix = *c.ClientID
 	}
-	id := newMemberID(clientID)
+	if req.InstanceID != nil {
+		prefix = *req.InstanceID
+	}
+	id := newMemberID(prefix)
 	if req.InstanceID != nil {
 		if old, ok := g.static[*req.InstanceID]; ok {
 			g.replaceStaticMember(st, c, req, session, old, id)
@@ -153,6 +177,7 @@ func (g *ClassicGroup) joinUnknownMember(st *State, c *Call, req *kmsg.JoinGroup
 		return
 	}
 	if req.Version >= 4 {
+		// Not counted against group.max.size until it rejoins (Kafka counts members only).
 		g.pending[id] = true
 		st.Timers.Schedule(pendingKey(g.id, id), st.Now.Add(session), func(st *State) {
 			delete(g.pending, id)
@@ -219,11 +244,15 @@ func sameProtocols(m *classicMember, req *kmsg.JoinGroupRequest) bool {
 func (g *ClassicGroup) updateMember(st *State, m *classicMember, c *Call, req *kmsg.JoinGroupRequest, session time.Duration) {
 	if m.joinCall != nil && m.joinCall != c {
 		// An older pending join of the same member is superseded.
-		st.Reply(m.joinCall, joinError(m.joinCall, req, kerr.UnknownMemberID, m.id))
+		st.Reply(m.joinCall, joinError(m.joinCall, &kmsg.JoinGroupRequest{Version: m.joinVersion}, kerr.UnknownMemberID, m.id))
+	}
+	in := g.members[m.id] == m
+	if in {
+		g.track(m, -1)
 	}
 	m.protocols = m.protocols[:0]
 	for _, p := range req.Protocols {
-		m.protocols = append(m.protocols, classicProtocol{Name: p.Name, Metadata: append([]byte(nil), p.Metadata...)})
+		m.protocols = append(m.protocols, classicProtocol{Name: p.Name, Metadata: append([]byte{}, p.Metadata...)})
 	}
 	m.protocolType = req.ProtocolType
 	m.sessionTimeout = session
@@ -235,6 +264,9 @@ func (g *ClassicGroup) updateMember(st *State, m *classicMember, c *Call, req *k
 	m.joinVersion = req.Version
 	if req.Reason != nil {
 		m.joinReason = *req.Reason
+	}
+	if in {
+		g.track(m, +1)
 	}
 }
 
@@ -251,6 +283,10 @@ func (g *ClassicGroup) addMemberAndRebalance(st *State, c *Call, req *kmsg.JoinG
 		g.protocolType = req.ProtocolType
 	}
 	g.members[id] = m
+	g.track(m, +1)
+	if g.leader == "" {
+		g.leader = id // Kafka: the first member added leads
+	}
 	if req.InstanceID != nil {
 		g.static[*req.InstanceID] = id
 	}
@@ -266,12 +302,19 @@ func (g *ClassicGroup) addMemberAndRebalance(st *State, c *Call, req *kmsg.JoinG
 	g.prepareRebalance(st, "new member "+id+" joined")
 }
 
-// replaceStaticMember gives a known group.instance.id a new member id (KIP-345). The old id's
-// pending requests are fenced. In a Stable group with unchanged protocols no rebalance happens.
+// replaceStaticMember gives a known group.instance.id a new member id (KIP-345, Kafka's
+// updateStaticMemberThenRebalanceOrCompleteJoin). The old id's pending join and sync are answered
+// FENCED_INSTANCE_ID and the member keeps its assignment under the new id. Stable: when the
+// protocol the group would select is unchanged, no rebalance happens: the member is persisted
+// under its new id and answered at once with the current generation (a v9+ leader gets the
+// member list with SkipAssignment; an older leader is told the previous leader id, so it acts as
+// a follower). CompletingRebalance: a rebalance is forced (the leader may be assigning the old
+// id). PreparingRebalance: the join may complete.
 func (g *ClassicGroup) replaceStaticMember(st *State, c *Call, req *kmsg.JoinGroupRequest, session time.Duration, oldID, newID string) {
 	old := g.members[oldID]
+	g.track(old, -1) // the member moves to its new id below
 	if old.joinCall != nil {
-		st.Reply(old.joinCall, joinError(old.joinCall, req, kerr.FencedInstanceID, oldID))
+		st.Reply(old.joinCall, joinError(old.joinCall, &kmsg.JoinGroupRequest{Version: old.joinVersion}, kerr.FencedInstanceID, oldID))
 		old.joinCall = nil
 	}
 	if old.syncCall != nil {
@@ -280,6 +323,10 @@ func (g *ClassicGroup) replaceStaticMember(st *State, c *Call, req *kmsg.JoinGro
 	}
 	st.Timers.Cancel(heartbeatKey(g.id, oldID))
 	delete(g.members, oldID)
+	if g.pendingSync[oldID] {
+		delete(g.pendingSync, oldID)
+		g.pendingSync[newID] = true
+	}
 	m := old
 	m.id = newID
 	if c != nil && c.ClientID != nil {
@@ -289,33 +336,37 @@ func (g *ClassicGroup) replaceStaticMember(st *State, c *Call, req *kmsg.JoinGro
 		m.clientHost = c.ClientHost
 	}
 	g.members[newID] = m
+	g.track(m, +1)
 	g.static[*req.InstanceID] = newID
-	wasLeader := g.leader == oldID
-	if wasLeader {
+	oldLeader := g.leader
+	if g.leader == oldID {
 		g.leader = newID
 	}
-	switch {
-	case g.state == ClassicStable && sameProtocols(m, req) && (!wasLeader || req.Version >= 9):
-		m.sessionTimeout = session
-		m.rebalanceTimeout = time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
-		g.writeMetadata(st)
-		g.scheduleSession(st, m)
-		resp := g.joinResponse(c, req, m)
-		if wasLeader {
-			resp.SkipAssignment = true
-			resp.Members = g.joinMembers()
-		}
-		st.Reply(c, resp)
-	case g.state == ClassicCompletingRebalance && sameProtocols(m, req):
-		g.scheduleSession(st, m)
-		st.Reply(c, g.joinResponse(c, req, m))
-	default:
-		g.updateMember(st, m, c, req, session)
-		if g.state == ClassicPreparingRebalance {
-			g.maybeCompleteJoin(st)
+	g.scheduleSession(st, m)
+	g.updateMember(st, m, c, req, session)
+	switch g.state {
+	case ClassicStable:
+		if g.selectProtocol() != g.protocolName {
+			g.prepareRebalance(st, "static member "+*req.InstanceID+" changed the selected protocol")
 			return
 		}
-		g.prepareRebalance(st, "static member "+*req.InstanceID+" rejoined with changes")
+		g.setJoin(m, nil)
+		g.writeMetadata(st)
+		resp := g.joinResponse(c, req, m)
+		resp.Members = nil
+		if m.id == g.leader {
+			if req.Version >= 9 {
+				resp.SkipAssignment = true
+				resp.Members = g.joinMembers()
+			} else {
+				resp.LeaderID = oldLeader
+			}
+		}
+		st.Reply(c, resp)
+	case ClassicCompletingRebalance:
+		g.prepareRebalance(st, "static member "+*req.InstanceID+" rejoined during CompletingRebalance")
+	default:
+		g.maybeCompleteJoin(st)
 	}
 }
 
@@ -331,8 +382,9 @@ func (g *ClassicGroup) prepareRebalance(st *State, reason string) {
 				m.syncCall = nil
 			}
 		}
-		st.Timers.Cancel(syncKey(g.id))
 	}
+	st.Timers.Cancel(syncKey(g.id))
+	clear(g.pendingSync)
 	wasEmpty := g.state == ClassicEmpty
 	g.transition(st, ClassicPreparingRebalance)
 	st.Log.Debug("classic group preparing rebalance", "group", g.id, "reason", reason)
@@ -389,13 +441,9 @@ func (g *ClassicGroup) maybeCompleteJoin(st *State) {
 	if g.state != ClassicPreparingRebalance || g.initialDelayActive(st) {
 		return
 	}
-	if len(g.pending) > 0 {
+	g.ensureCounts()
+	if len(g.pending) > 0 || g.awaiting != len(g.members) {
 		return
-	}
-	for _, m := range g.members {
-		if m.joinCall == nil {
-			return
-		}
 	}
 	g.completeJoin(st)
 }
@@ -412,13 +460,22 @@ func (g *ClassicGroup) completeJoin(st *State) {
 	st.Timers.Cancel(joinKey(g.id))
 	g.initialDelayRemaining = 0
 	g.inInitialDelay = false
+	// Dynamic members that did not rejoin are removed; static ones stay until their session
+	// expires (KIP-345).
 	for _, id := range g.memberIDs() {
 		m := g.members[id]
-		if m.joinCall == nil {
+		if m.joinCall == nil && m.instanceID == nil {
 			g.removeMember(st, id)
 		}
 	}
+	if len(g.members) > 0 && !g.electJoinedLeader() {
+		// Only static members that did not rejoin are left: wait for them (or their session
+		// expiry) for another rebalance timeout.
+		st.Timers.Schedule(joinKey(g.id), st.Now.Add(g.maxRebalanceTimeout()), func(st *State) { g.completeJoin(st) })
+		return
+	}
 	g.generation++
+	clear(g.pendingSync)
 	if len(g.members) == 0 {
 		g.protocolName = ""
 		g.leader = ""
@@ -426,26 +483,35 @@ func (g *ClassicGroup) completeJoin(st *State) {
 		g.writeMetadata(st)
 		return
 	}
-	if g.leader == "" || g.members[g.leader] == nil {
-		g.leader = g.memberIDs()[0]
-		for _, id := range g.memberIDs() { // prefer a member that joined with a pending call first
-			if g.members[id].joinCall != nil {
-				g.leader = id
-				break
-			}
-		}
-	}
 	g.protocolName = g.selectProtocol()
 	g.transition(st, ClassicCompletingRebalance)
 	for _, id := range g.memberIDs() {
 		m := g.members[id]
 		m.isNew = false
-		resp := g.joinResponse(m.joinCall, nil, m)
-		st.Reply(m.joinCall, resp)
-		m.joinCall = nil
+		if m.joinCall != nil {
+			st.Reply(m.joinCall, g.joinResponse(m.joinCall, nil, m))
+			g.setJoin(m, nil)
+		}
 		g.scheduleSession(st, m)
+		g.pendingSync[id] = true
 	}
-	st.Timers.Schedule(syncKey(g.id), st.Now.Add(g.maxRebalanceTimeout()), func(st *State) { g.expireSync(st) })
+	gen := g.generation
+	st.Timers.Schedule(syncKey(g.id), st.Now.Add(g.maxRebalanceTimeout()), func(st *State) { g.expireSync(st, gen) })
+}
+
+// electJoinedLeader keeps the leader if it rejoined, else picks a member that did (Kafka's
+// maybeElectNewJoinedLeader); false when no member rejoined.
+func (g *ClassicGroup) electJoinedLeader() bool {
+	if m := g.members[g.leader]; m != nil && m.joinCall != nil {
+		return true
+	}
+	for _, id := range g.memberIDs() {
+		if g.members[id].joinCall != nil {
+			g.leader = id
+			return true
+		}
+	}
+	return false
 }
 
 // selectProtocol picks the protocol with most votes, each member voting for its first listed
@@ -529,10 +595,28 @@ func (g *ClassicGroup) removeMember(st *State, id string) {
 	if m.instanceID != nil && g.static[*m.instanceID] == id {
 		delete(g.static, *m.instanceID)
 	}
+	g.track(m, -1)
 	delete(g.members, id)
+	delete(g.pendingSync, id)
 	if g.leader == id {
 		g.leader = ""
+		if ids := g.memberIDs(); len(ids) > 0 {
+			g.leader = ids[0]
+		}
 	}
+}
+
+// dropMember answers a member's waiting join and sync with err and removes it.
+func (g *ClassicGroup) dropMember(st *State, m *classicMember, err error) {
+	if m.joinCall != nil {
+		st.Reply(m.joinCall, joinError(m.joinCall, &kmsg.JoinGroupRequest{Version: m.joinVersion}, err, ""))
+		g.setJoin(m, nil)
+	}
+	if m.syncCall != nil {
+		st.Reply(m.syncCall, syncError(m.syncCall, err))
+		m.syncCall = nil
+	}
+	g.removeMember(st, m.id)
 }
 
 // expireMember removes a member whose session timed out and rebalances the group.
@@ -541,19 +625,13 @@ func (g *ClassicGroup) expireMember(st *State, id string) {
 	if m == nil {
 		return
 	}
-	if m.joinCall != nil && g.state == ClassicPreparingRebalance && !m.isNew {
-		return // it is waiting for the rebalance; the join timer governs it
-	}
-	if m.joinCall != nil {
-		st.Reply(m.joinCall, joinError(m.joinCall, &kmsg.JoinGroupRequest{Version: m.joinVersion}, kerr.UnknownMemberID, id))
-		m.joinCall = nil
-	}
-	if m.syncCall != nil {
-		st.Reply(m.syncCall, syncError(m.syncCall, kerr.UnknownMemberID))
-		m.syncCall = nil
+	// Kafka's hasSatisfiedHeartbeat: a member waiting in a join or sync needs no heartbeat,
+	// except a new member (its join times out).
+	if !m.isNew && (m.joinCall != nil || m.syncCall != nil) {
+		return
 	}
 	st.Log.Info("classic group member session expired", "group", g.id, "member", id)
-	g.removeMember(st, id)
+	g.dropMember(st, m, kerr.UnknownMemberID)
 	g.onMemberRemoved(st)
 }
 
@@ -561,11 +639,6 @@ func (g *ClassicGroup) expireMember(st *State, id string) {
 func (g *ClassicGroup) onMemberRemoved(st *State) {
 	switch g.state {
 	case ClassicStable, ClassicCompletingRebalance:
-		if len(g.members) == 0 {
-			g.prepareRebalance(st, "last member left")
-			g.completeJoin(st)
-			return
-		}
 		g.prepareRebalance(st, "member left")
 	case ClassicPreparingRebalance:
 		if len(g.members) == 0 && len(g.pending) == 0 {
@@ -576,22 +649,31 @@ func (g *ClassicGroup) onMemberRemoved(st *State) {
 	}
 }
 
-// expireSync handles members that did not send SyncGroup within the rebalance timeout.
-func (g *ClassicGroup) expireSync(st *State) {
-	if g.state != ClassicCompletingRebalance {
+// expireSync removes the members of generation gen that did not send SyncGroup within the
+// rebalance timeout and rebalances (Kafka's expirePendingSync; CompletingRebalance or Stable).
+func (g *ClassicGroup) expireSync(st *State, gen int32) {
+	if gen != g.generation || (g.state != ClassicCompletingRebalance && g.state != ClassicStable) {
 		return
 	}
-	for _, id := range g.memberIDs() {
-		if g.members[id].syncCall == nil {
-			g.removeMember(st, id)
+	if len(g.pendingSync) == 0 {
+		return
+	}
+	for _, id := range sortedKeys(g.pendingSync) {
+		if m := g.members[id]; m != nil {
+			g.dropMember(st, m, kerr.UnknownMemberID)
 		}
 	}
-	if len(g.members) == 0 {
-		g.prepareRebalance(st, "no member synced")
-		g.completeJoin(st)
-		return
-	}
+	clear(g.pendingSync)
 	g.prepareRebalance(st, "members did not sync in time")
+}
+
+// syncReceived records that member id sent SyncGroup for this generation; the sync timer stops
+// once every member did.
+func (g *ClassicGroup) syncReceived(st *State, id string) {
+	delete(g.pendingSync, id)
+	if len(g.pendingSync) == 0 {
+		st.Timers.Cancel(syncKey(g.id))
+	}
 }
 
 func (g *ClassicGroup) scheduleSession(st *State, m *classicMember) {

@@ -65,6 +65,7 @@ func SyncGroup(req *kmsg.SyncGroupRequest) func(st *State, c *Call) {
 			}
 			m.syncCall = c
 			g.scheduleSession(st, m)
+			g.syncReceived(st, m.id)
 			if req.MemberID == g.leader {
 				assigned := map[string][]byte{}
 				for _, a := range req.GroupAssignment {
@@ -77,7 +78,6 @@ func SyncGroup(req *kmsg.SyncGroupRequest) func(st *State, c *Call) {
 					}
 				}
 				g.writeMetadata(st)
-				st.Timers.Cancel(syncKey(g.id))
 				g.transition(st, ClassicStable)
 				st.Metrics.CompletedRebalances++
 				for _, id := range g.memberIDs() {
@@ -90,6 +90,7 @@ func SyncGroup(req *kmsg.SyncGroupRequest) func(st *State, c *Call) {
 			}
 		case ClassicStable:
 			g.scheduleSession(st, m)
+			g.syncReceived(st, m.id)
 			st.Reply(c, g.syncResponse(c, m))
 		}
 	}
@@ -221,7 +222,7 @@ func LeaveGroup(req *kmsg.LeaveGroupRequest) func(st *State, c *Call) {
 				m := g.members[id]
 				if m.joinCall != nil {
 					st.Reply(m.joinCall, joinError(m.joinCall, &kmsg.JoinGroupRequest{Version: m.joinVersion}, kerr.UnknownMemberID, id))
-					m.joinCall = nil
+					g.setJoin(m, nil)
 				}
 				if m.syncCall != nil {
 					st.Reply(m.syncCall, syncError(m.syncCall, kerr.UnknownMemberID))

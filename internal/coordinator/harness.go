@@ -110,11 +110,32 @@ func (h *Harness) Reload(seed int64) (*State, error) {
 	return st, nil
 }
 
+// Restart replaces the harness state by Reload(seed) and runs the on-load hooks (session timers
+// re-armed and the like), as a shard load after a crash would; the log is kept.
+func (h *Harness) Restart(seed int64) error {
+	st, err := h.Reload(seed)
+	if err != nil {
+		return err
+	}
+	h.St = st
+	h.inBatch(func(st *State) {
+		for _, fn := range onLoadHooks {
+			fn(st)
+		}
+	})
+	return nil
+}
+
 // DurableView is a deterministic description of a State's durable content: every group's
-// Durable() value and every committed offset.
+// Durable() value and every committed offset. A group with no durable content of its own and no
+// offsets (a classic group before its first record, a simple group whose offsets are gone) is
+// left out: a restart does not rebuild it, and it holds nothing a restart could lose.
 func DurableView(st *State) map[string]any {
 	out := map[string]any{}
 	for id, g := range st.Groups {
+		if d, ok := g.(interface{ HasDurableContent() bool }); ok && !d.HasDurableContent() && !st.Offsets.HasOffsets(id) {
+			continue
+		}
 		out["group/"+id] = struct {
 			Type GroupType
 			D    any

@@ -252,6 +252,7 @@ func (s *Shard) loop() {
 	if !s.load() {
 		return
 	}
+	s.armTimer() // timers re-armed by the on-load hooks must fire without waiting for a request
 	for {
 		select {
 		case <-s.rt.stop:
@@ -275,6 +276,7 @@ func (s *Shard) loop() {
 				if !s.load() {
 					return
 				}
+				s.armTimer()
 				continue
 			}
 		case <-s.wake:
