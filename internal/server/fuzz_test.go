@@ -14,13 +14,22 @@ import (
 // small fixed-size allocations, more under -race), on top of DecodeAmplification × body bytes.
 const decodeSlack = 64 << 10
 
-// decodeAlloc decodes body as key/version and returns the bytes allocated meanwhile.
+// decodeAlloc decodes body as key/version and returns the bytes allocated meanwhile. MemStats
+// counts the whole process, so goroutines of other tests (brokers winding down) can add to one
+// measurement; a real amplification repeats on every decode, so the least of three counts.
 func decodeAlloc(key, version int16, body []byte) (uint64, error) {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	_, err := decodeBody(wire.Header{APIKey: key, APIVersion: version}, body)
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc, err
+	var least uint64
+	var err error
+	for i := 0; i < 3; i++ {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err = decodeBody(wire.Header{APIKey: key, APIVersion: version}, body)
+		runtime.ReadMemStats(&after)
+		if n := after.TotalAlloc - before.TotalAlloc; i == 0 || n < least {
+			least = n
+		}
+	}
+	return least, err
 }
 
 // FuzzDecode decodes arbitrary bytes as every request the server dispatches: sel picks the
