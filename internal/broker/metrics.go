@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -249,6 +250,12 @@ func (b *Broker) startHTTP() error {
 		fmt.Fprintf(w, "ready: %d shards loaded\n", len(st))
 	})
 	mux.Handle("/metrics", promhttp.HandlerFor(b.reg, promhttp.HandlerOpts{}))
+	// Go profiles for operators chasing a slow broker (CPU, heap, goroutines, mutex, block).
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	ln, err := net.Listen("tcp", b.opts.HTTPListen)
 	if err != nil {
 		return fmt.Errorf("http listen %s: %w", b.opts.HTTPListen, err)
