@@ -150,16 +150,25 @@ func joinStormSeries(sizes []int, partitions int32) Series {
 	return s
 }
 
-// median returns the median CPU time (user+system of the whole process, so GC work counts) of
-// fn over runs; CPU time is steadier than wall time on a shared 2-core machine.
+// median returns the median CPU time per call (user+system of the whole process, so GC work
+// counts) of fn; CPU time is steadier than wall time on a shared 2-core machine. Each sample
+// repeats fn until at least 50 ms of CPU have passed, so the kernel's accounting granularity
+// does not distort small sizes.
 func median(runs int, fn func()) float64 {
 	fn() // warm up
 	var ds []float64
 	for i := 0; i < runs; i++ {
 		runtime.GC()
 		start := cpuTime()
-		fn()
-		ds = append(ds, (cpuTime() - start).Seconds())
+		n := 0
+		for {
+			fn()
+			n++
+			if d := cpuTime() - start; d >= 50*time.Millisecond || n >= 1000 {
+				ds = append(ds, d.Seconds()/float64(n))
+				break
+			}
+		}
 	}
 	sort.Float64s(ds)
 	return ds[len(ds)/2]
