@@ -23,6 +23,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/muster-io/muster/internal/assign"
 	"github.com/muster-io/muster/internal/coordinator"
 	sassign "github.com/muster-io/muster/internal/streams/assignor"
@@ -71,7 +73,41 @@ func Measure(quick bool) []Series {
 		smembers = []int{25, 50, 100}
 		jmembers, jparts = []int{25, 50, 100}, 1000
 	}
-	return []Series{uniformSeries(members), streamsSeries(smembers), joinStormSeries(jmembers, jparts)}
+	offsets := []int{25000, 50000, 100000, 200000, 400000}
+	if quick {
+		offsets = []int{1000, 2000, 4000}
+	}
+	return []Series{uniformSeries(members), streamsSeries(smembers), offsetMemorySeries(offsets), joinStormSeries(jmembers, jparts)}
+}
+
+// offsetMemorySeries: Go heap held by a coordinator shard per committed offset (100 partitions
+// per group, so groups grow with offsets too), measured after a GC.
+func offsetMemorySeries(sizes []int) Series {
+	s := Series{Name: "shard heap vs committed offsets", XLabel: "committed offsets", YLabel: "heap bytes"}
+	for _, n := range sizes {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		h := coordinator.NewHarness(&coordinator.Config{Shards: 1, OffsetMetadataMaxBytes: 4096})
+		for g := 0; g < n/100; g++ {
+			req := kmsg.NewPtrOffsetCommitRequest()
+			req.Version, req.Group, req.Generation = 8, fmt.Sprintf("group-%06d", g), -1
+			t := kmsg.NewOffsetCommitRequestTopic()
+			t.Topic = "orders"
+			for p := 0; p < 100; p++ {
+				t.Partitions = append(t.Partitions, kmsg.OffsetCommitRequestTopicPartition{Partition: int32(p), Offset: int64(p), LeaderEpoch: -1})
+			}
+			req.Topics = []kmsg.OffsetCommitRequestTopic{t}
+			h.Do(coordinator.Meta{APIVersion: 8}, coordinator.OffsetCommit(req))
+		}
+		h.Log = nil // the harness's record log is not shard state
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(h)
+		s.X = append(s.X, float64(n))
+		s.Y = append(s.Y, float64(after.HeapAlloc-before.HeapAlloc))
+	}
+	return s
 }
 
 type topicMeta struct{ parts map[assign.TopicID]int32 }
