@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -77,6 +78,9 @@ func Start(opts Options) (*Broker, error) {
 	}
 	db, err := pebble.Open(filepath.Join(opts.DataDir, "pebble"), &pebble.Options{Logger: quietPebbleLogger{opts.Log}, MemTableSize: 64 << 20})
 	if err != nil {
+		if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) || strings.Contains(err.Error(), "lock held") {
+			return nil, fmt.Errorf("data dir %s is in use by another process (its lock is held); stop that process or choose another --data-dir", opts.DataDir)
+		}
 		return nil, fmt.Errorf("opening the store in %s (a corrupt or unreadable data dir refuses to start): %w", opts.DataDir, err)
 	}
 	b.db = db
@@ -152,6 +156,15 @@ func Start(opts Options) (*Broker, error) {
 		if err := b.startHTTP(); err != nil {
 			return fail(err)
 		}
+	}
+	for _, k := range []string{"listeners", "log.dirs", "log.dir"} {
+		if v.IsSet(k) {
+			b.log.Warn("config key accepted for compatibility but not used", "key", k,
+				"instead", map[string]string{"listeners": "--listen", "log.dirs": "--data-dir", "log.dir": "--data-dir"}[k])
+		}
+	}
+	if al := v.String("advertised.listeners"); strings.Contains(al, ",") {
+		b.log.Warn("advertised.listeners has several entries; muster serves one PLAINTEXT listener and advertises the first", "using", net.JoinHostPort(host, strconv.Itoa(int(port))))
 	}
 	b.log.Info("muster serving", "kafka", ln.Addr().String(), "advertised", net.JoinHostPort(host, strconv.Itoa(int(port))),
 		"http", opts.HTTPListen, "data_dir", opts.DataDir, "shards", ccfg.Shards)

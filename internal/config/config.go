@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"sort"
 	"strconv"
@@ -148,6 +149,7 @@ func Parse(props io.Reader, overrides []string) (*Values, error) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	bad := map[string]bool{}
 	for _, k := range keys {
 		d, ok := defsByName[k]
 		if !ok {
@@ -156,12 +158,19 @@ func Parse(props io.Reader, overrides []string) (*Values, error) {
 		}
 		if err := d.check(raw[k]); err != nil {
 			problems = append(problems, fmt.Sprintf("%s=%q: %v", k, raw[k], err))
+			bad[k] = true
 		}
 	}
-	v := &Values{raw: raw}
-	if len(problems) == 0 {
-		problems = append(problems, v.crossChecks()...)
+	// Cross-key checks run on the keys that parsed (a bad key falls back to its default here),
+	// so one pass reports every problem.
+	good := map[string]string{}
+	for k, val := range raw {
+		if !bad[k] {
+			good[k] = val
+		}
 	}
+	problems = append(problems, (&Values{raw: good}).crossChecks()...)
+	v := &Values{raw: raw}
 	if len(problems) > 0 {
 		return nil, errors.New(strings.Join(problems, "\n"))
 	}
@@ -198,16 +207,30 @@ func (v *Values) crossChecks() []string {
 	}
 	for _, g := range []string{"consumer", "streams"} {
 		pre := "group." + g + "."
-		lo, hi, val := v.Int(pre+"min.session.timeout.ms"), v.Int(pre+"max.session.timeout.ms"), v.Int(pre+"session.timeout.ms")
-		if lo > hi || val < lo || val > hi {
-			p = append(p, fmt.Sprintf("%ssession.timeout.ms=%d must lie within [%d, %d]", pre, val, lo, hi))
-		}
-		lo, hi, val = v.Int(pre+"min.heartbeat.interval.ms"), v.Int(pre+"max.heartbeat.interval.ms"), v.Int(pre+"heartbeat.interval.ms")
-		if lo > hi || val < lo || val > hi {
-			p = append(p, fmt.Sprintf("%sheartbeat.interval.ms=%d must lie within [%d, %d]", pre, val, lo, hi))
+		for _, what := range []string{"session.timeout.ms", "heartbeat.interval.ms"} {
+			lo, hi, val := v.Int(pre+"min."+what), v.Int(pre+"max."+what), v.Int(pre+what)
+			switch {
+			case lo > hi:
+				p = append(p, fmt.Sprintf("%smin.%s=%d must not exceed %smax.%s=%d", pre, what, lo, pre, what, hi))
+			case val < lo || val > hi:
+				p = append(p, fmt.Sprintf("%s%s=%d must lie within [%smin.%s, %smax.%s] = [%d, %d]", pre, what, val, pre, what, pre, what, lo, hi))
+			}
 		}
 		if v.Int(pre+"heartbeat.interval.ms") >= v.Int(pre+"session.timeout.ms") {
 			p = append(p, pre+"heartbeat.interval.ms must be lower than "+pre+"session.timeout.ms")
+		}
+	}
+	if al := v.String("advertised.listeners"); al != "" {
+		for _, l := range strings.Split(al, ",") {
+			addr := strings.TrimSpace(l)
+			if i := strings.Index(addr, "://"); i >= 0 {
+				addr = addr[i+3:]
+			}
+			host, port, err := net.SplitHostPort(addr)
+			if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 || host == "" {
+				p = append(p, fmt.Sprintf("advertised.listeners=%q: want [PLAINTEXT://]host:port[,...]", al))
+				break
+			}
 		}
 	}
 	switch v.String("group.streams.topology.description.plugin.class") {

@@ -131,6 +131,10 @@ func (s *Server) Handle(key int16, h Handler) {
 func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
 	s.ln = ln
+	if s.closed { // Close ran before Serve started
+		s.mu.Unlock()
+		return ln.Close()
+	}
 	s.mu.Unlock()
 	for {
 		c, err := ln.Accept()
