@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/muster-io/muster/internal/cli/clikit"
 )
 
 // flagNoValue is the pflag NoOptDefVal used for --state / --type given
@@ -17,11 +19,8 @@ const flagNoValue = "\x00"
 
 // options are the parsed command-line flags.
 type options struct {
-	bootstrap     string
-	commandConfig string
-	timeoutMs     int64
-	verbose       bool
-	output        string
+	clikit.ConnFlags
+	output string
 
 	list, describe, deleteGroups, deleteOffsets, resetOffsets bool
 
@@ -70,10 +69,7 @@ func newCommand(e env) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.SortFlags = false
-	f.StringVar(&o.bootstrap, "bootstrap-server", "", "REQUIRED: The server(s) to connect to (host:port[,host:port...]).")
-	f.StringVar(&o.commandConfig, "command-config", "", "Property file containing client configs (client.id, security.protocol, sasl.mechanism, sasl.jaas.config); other keys are ignored.")
-	f.Int64Var(&o.timeoutMs, "timeout", 5000, "Timeout in milliseconds for each broker operation.")
-	f.BoolVar(&o.verbose, "verbose", false, "Provide additional information, if any, when describing the group.")
+	o.AddFlags(f, 5000)
 	f.StringVar(&o.output, "output", "text", "Output format: text or json.")
 
 	f.BoolVar(&o.list, "list", false, "List all consumer groups.")
@@ -135,7 +131,7 @@ func run(ctx context.Context, c *cobra.Command, o *options, e env, args []string
 	if err != nil {
 		return err
 	}
-	defer cl.close()
+	defer cl.Close()
 	r := &runner{o: o, env: e, cl: cl, stdout: stdout, stderr: stderr}
 	switch {
 	case o.list:
@@ -204,14 +200,14 @@ func (o *options) validate() error {
 	if n != 1 {
 		return usagef("Command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets")
 	}
-	if strings.TrimSpace(o.bootstrap) == "" {
+	if strings.TrimSpace(o.Bootstrap) == "" {
 		return usagef("Missing required argument \"[bootstrap-server]\"")
 	}
 	if o.output != "text" && o.output != "json" {
 		return usagef("Invalid output format '%s'. Valid formats are: text, json", o.output)
 	}
-	if o.timeoutMs <= 0 {
-		return usagef("Option [timeout] must be positive, got %d", o.timeoutMs)
+	if o.TimeoutMs <= 0 {
+		return usagef("Option [timeout] must be positive, got %d", o.TimeoutMs)
 	}
 	if len(o.groups) > 0 && o.allGroups {
 		return usagef("Option [group] can't be used along with option [all-groups]")

@@ -149,7 +149,7 @@ func (r *runner) resetOffsetsCmd(ctx context.Context) error {
 		}
 	}
 	if failed > 0 {
-		return &reportedError{msg: fmt.Sprintf("resetting offsets failed for %d of %d consumer groups", failed, len(groups))}
+		return &reportedError{Msg: fmt.Sprintf("resetting offsets failed for %d of %d consumer groups", failed, len(groups))}
 	}
 	return nil
 }
@@ -186,8 +186,8 @@ func (r *runner) partitionsToReset(ctx context.Context, group string) ([]topicPa
 		}
 	}
 	if len(whole) > 0 {
-		c, cancel := r.cl.ctx(ctx)
-		tds, err := r.cl.adm.ListTopics(c, whole...)
+		c, cancel := r.cl.Ctx(ctx)
+		tds, err := r.cl.Adm.ListTopics(c, whole...)
 		cancel()
 		if err != nil {
 			return nil, err
@@ -307,9 +307,9 @@ func (r *runner) offsetsForTime(parent context.Context, tps []topicPartition, ts
 	if len(tps) == 0 {
 		return out, nil
 	}
-	ctx, cancel := r.cl.ctx(parent)
+	ctx, cancel := r.cl.Ctx(parent)
 	defer cancel()
-	listed, err := r.cl.adm.ListOffsetsAfterMilli(ctx, ts, topicsOf(tps)...)
+	listed, err := r.cl.Adm.ListOffsetsAfterMilli(ctx, ts, topicsOf(tps)...)
 	if err != nil && listed == nil {
 		return nil, err
 	}
@@ -351,12 +351,12 @@ func (r *runner) clamp(ctx context.Context, req map[topicPartition]int64) (map[t
 		}
 		switch start, okStart := starts[tp]; {
 		case v > end:
-			if r.o.verbose {
+			if r.o.Verbose {
 				fmt.Fprintf(r.stderr, "New offset (%d) is higher than latest offset for topic partition %s-%d. Value will be set to %d\n", v, tp.Topic, tp.Partition, end)
 			}
 			v = end
 		case okStart && v < start:
-			if r.o.verbose {
+			if r.o.Verbose {
 				fmt.Fprintf(r.stderr, "New offset (%d) is lower than earliest offset for topic partition %s-%d. Value will be set to %d\n", v, tp.Topic, tp.Partition, start)
 			}
 			v = start
@@ -375,9 +375,9 @@ func (r *runner) commit(parent context.Context, group string, offs map[topicPart
 	for tp, o := range offs {
 		os.Add(kadm.Offset{Topic: tp.Topic, Partition: tp.Partition, At: o, LeaderEpoch: -1})
 	}
-	ctx, cancel := r.cl.ctx(parent)
+	ctx, cancel := r.cl.Ctx(parent)
 	defer cancel()
-	resps, err := r.cl.adm.CommitOffsets(ctx, group, os)
+	resps, err := r.cl.Adm.CommitOffsets(ctx, group, os)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/muster-io/muster/internal/cli/clikit"
 )
 
 // flagNoValue is the NoOptDefVal of --state (an optional-value flag, like
@@ -17,11 +19,8 @@ const flagNoValue = "\x00"
 
 // options are the parsed flags.
 type options struct {
-	bootstrap     string
-	commandConfig string
-	timeoutMs     int64
-	verbose       bool
-	format        string
+	clikit.ConnFlags
+	format string
 
 	list, describe, deleteGroups, deleteOffsets, resetOffsets bool
 
@@ -67,10 +66,7 @@ func newCommand(e env) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.SortFlags = false
-	f.StringVar(&o.bootstrap, "bootstrap-server", "", "REQUIRED: The server(s) to connect to (host:port[,host:port...]).")
-	f.StringVar(&o.commandConfig, "command-config", "", "Property file containing client configs (client.id, security.protocol, sasl.mechanism, sasl.jaas.config); other keys are ignored.")
-	f.Int64Var(&o.timeoutMs, "timeout", 30000, "Timeout in milliseconds for each broker operation.")
-	f.BoolVar(&o.verbose, "verbose", false, "Provide additional information, if any, when describing the group.")
+	o.AddFlags(f, 30000)
 
 	f.BoolVar(&o.list, "list", false, "List all streams groups.")
 	f.BoolVar(&o.describe, "describe", false, "Describe streams group and list offset lag related to given group.")
@@ -128,7 +124,7 @@ func run(ctx context.Context, c *cobra.Command, o *options, e env, args []string
 	if err != nil {
 		return err
 	}
-	defer cl.close()
+	defer cl.Close()
 	r := &runner{o: o, env: e, cl: cl, stdout: c.OutOrStdout(), stderr: c.ErrOrStderr()}
 	switch {
 	case o.list:
@@ -188,11 +184,11 @@ func (o *options) validate() error {
 	if count(o.list, o.describe, o.deleteGroups, o.deleteOffsets, o.resetOffsets) != 1 {
 		return usagef("Command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets")
 	}
-	if strings.TrimSpace(o.bootstrap) == "" {
+	if strings.TrimSpace(o.Bootstrap) == "" {
 		return usagef("Missing required argument \"[bootstrap-server]\"")
 	}
-	if o.timeoutMs <= 0 {
-		return usagef("Option [timeout] must be positive, got %d", o.timeoutMs)
+	if o.TimeoutMs <= 0 {
+		return usagef("Option [timeout] must be positive, got %d", o.TimeoutMs)
 	}
 	if len(o.groups) > 0 && o.allGroups {
 		return usagef("Option [group] can't be used along with option [all-groups]")

@@ -49,7 +49,7 @@ func (r *runner) resetCmd(ctx context.Context) error {
 		writeTable(r.stdout, rows)
 	}
 	if failed > 0 {
-		return &reportedError{msg: fmt.Sprintf("resetting offsets failed for %d of %d streams groups", failed, len(groups))}
+		return &reportedError{Msg: fmt.Sprintf("resetting offsets failed for %d of %d streams groups", failed, len(groups))}
 	}
 	return nil
 }
@@ -74,7 +74,7 @@ func (r *runner) resetOne(parent context.Context, g string) ([]newOffset, error)
 	if len(tps) == 0 {
 		return nil, nil
 	}
-	ctx, cancel := r.cl.ctx(parent)
+	ctx, cancel := r.cl.Ctx(parent)
 	defer cancel()
 	topics := map[string]bool{}
 	var names []string
@@ -84,15 +84,15 @@ func (r *runner) resetOne(parent context.Context, g string) ([]newOffset, error)
 			names = append(names, tp.topic)
 		}
 	}
-	starts, err := r.cl.adm.ListStartOffsets(ctx, names...)
+	starts, err := r.cl.Adm.ListStartOffsets(ctx, names...)
 	if err != nil {
 		return nil, err
 	}
-	ends, err := r.cl.adm.ListEndOffsets(ctx, names...)
+	ends, err := r.cl.Adm.ListEndOffsets(ctx, names...)
 	if err != nil {
 		return nil, err
 	}
-	committed, err := r.cl.adm.FetchOffsets(ctx, g)
+	committed, err := r.cl.Adm.FetchOffsets(ctx, g)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +105,7 @@ func (r *runner) resetOne(parent context.Context, g string) ([]newOffset, error)
 			dur, _ := parseISODuration(r.o.byDuration)
 			ms = r.env.now().Add(-dur).UnixMilli()
 		}
-		if byTime, err = r.cl.adm.ListOffsetsAfterMilli(ctx, ms, names...); err != nil {
+		if byTime, err = r.cl.Adm.ListOffsetsAfterMilli(ctx, ms, names...); err != nil {
 			return nil, err
 		}
 	}
@@ -150,7 +150,7 @@ func (r *runner) resetOne(parent context.Context, g string) ([]newOffset, error)
 		for _, o := range out {
 			offs.AddOffset(o.tp.topic, o.tp.partition, o.offset, -1)
 		}
-		resp, err := r.cl.adm.CommitOffsets(ctx, g, offs)
+		resp, err := r.cl.Adm.CommitOffsets(ctx, g, offs)
 		if err != nil {
 			return nil, err
 		}

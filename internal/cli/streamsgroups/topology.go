@@ -44,7 +44,7 @@ func (r *runner) topologyCmd(ctx context.Context) error {
 		}
 	}
 	if failed > 0 {
-		return &reportedError{msg: fmt.Sprintf("the topology of %d of %d streams groups is not available", failed, len(groups))}
+		return &reportedError{Msg: fmt.Sprintf("the topology of %d of %d streams groups is not available", failed, len(groups))}
 	}
 	return nil
 }
