@@ -11,7 +11,9 @@ import (
 // out field by field from docs/records.md, then replayed back into an equal group.
 func TestConsumerRecordGoldenBytes(t *testing.T) {
 	h := func(parts ...string) string { return strings.Join(parts, "") }
-	str := func(s string) string { return hex.EncodeToString([]byte{0, byte(len(s))}) + hex.EncodeToString([]byte(s)) }
+	str := func(s string) string {
+		return hex.EncodeToString([]byte{0, byte(len(s))}) + hex.EncodeToString([]byte(s))
+	}
 	t1 := [16]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
 	t2 := [16]byte{0xff}
 	uuid := func(u [16]byte) string { return hex.EncodeToString(u[:]) }
