@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/spf13/cobra"
 )
 
 // ExitError is returned by a command's RunE for every failure. Code is the
@@ -61,5 +63,24 @@ func ToExitError(stderr io.Writer, cmdPath, failedPrefix string, errMessage func
 		msg := failedPrefix + errMessage(err)
 		fmt.Fprintf(stderr, "Error: %s\n", msg)
 		return &ExitError{Code: 1, Msg: msg}
+	}
+}
+
+// Wire makes cmd report failures the way Kafka's tools do: a flag parse
+// error is a usage error, and run's error goes through ToExitError with
+// failedPrefix and errMessage; RunE then returns the *ExitError.
+func Wire(cmd *cobra.Command, failedPrefix string, errMessage func(error) string, run func(c *cobra.Command, args []string) error) {
+	toExit := func(c *cobra.Command, err error) error {
+		return ToExitError(c.ErrOrStderr(), c.CommandPath(), failedPrefix, errMessage, err)
+	}
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return toExit(c, Usagef("%s", err.Error()))
+	})
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		err := run(c, args)
+		if err == nil {
+			return nil
+		}
+		return toExit(c, err)
 	}
 }

@@ -103,16 +103,9 @@ func newCommand(e env) *cobra.Command {
 	f.StringVar(&o.byDuration, "by-duration", "", "Reset offsets to offset by duration from current timestamp. Format: 'PnDTnHnMnS'.")
 	f.StringVar(&o.fromFile, "from-file", "", "Reset offsets to values defined in CSV file (topic,partition,offset or group,topic,partition,offset).")
 
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return toExitError(c.ErrOrStderr(), c.CommandPath(), usagef("%s", err.Error()))
+	clikit.Wire(cmd, failedPrefix, errMessage, func(c *cobra.Command, args []string) error {
+		return run(c.Context(), c, o, e, args)
 	})
-	cmd.RunE = func(c *cobra.Command, args []string) error {
-		err := run(c.Context(), c, o, e, args)
-		if err == nil {
-			return nil
-		}
-		return toExitError(c.ErrOrStderr(), c.CommandPath(), err)
-	}
 	return cmd
 }
 

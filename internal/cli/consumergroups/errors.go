@@ -2,7 +2,6 @@ package consumergroups
 
 import (
 	"errors"
-	"io"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -40,11 +39,8 @@ func errMessage(err error) string {
 	return err.Error()
 }
 
-// toExitError prints err on stderr the way Kafka's tool does and converts it
-// to an *ExitError.
-func toExitError(stderr io.Writer, cmdPath string, err error) *ExitError {
-	return clikit.ToExitError(stderr, cmdPath, "Executing consumer group command failed due to ", errMessage, err)
-}
+// failedPrefix starts the message of a runtime failure (Kafka's tool text).
+const failedPrefix = "Executing consumer group command failed due to "
 
 // kafkaMessages are Kafka's Errors messages where franz-go's kerr
 // description differs and the Kafka text is specified (seed 004 for

@@ -9,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/muster-io/muster/internal/cli/clikit"
 )
 
 // resetOffset is one planned partition offset.
@@ -287,7 +289,7 @@ func (r *runner) prepareReset(ctx context.Context, group string, plan resetPlan)
 	default: // --to-datetime, --by-duration
 		var ts int64
 		if o.toDatetime != "" {
-			ts, err = parseDateTime(o.toDatetime, r.env.loc)
+			ts, err = clikit.ParseDateTime(o.toDatetime, r.env.loc)
 			if err != nil {
 				return nil, err
 			}

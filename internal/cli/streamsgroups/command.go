@@ -97,16 +97,9 @@ func newCommand(e env) *cobra.Command {
 	f.StringVar(&o.toDatetime, "to-datetime", "", "Reset offsets to offset from datetime. Format: 'YYYY-MM-DDTHH:mm:SS.sss' with optional zone.")
 	f.StringVar(&o.byDuration, "by-duration", "", "Reset offsets to offset by duration from current timestamp. Format: 'PnDTnHnMnS'.")
 
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return toExitError(c.ErrOrStderr(), c.CommandPath(), usagef("%s", err.Error()))
+	clikit.Wire(cmd, failedPrefix, errMessage, func(c *cobra.Command, args []string) error {
+		return run(c.Context(), c, o, e, args)
 	})
-	cmd.RunE = func(c *cobra.Command, args []string) error {
-		err := run(c.Context(), c, o, e, args)
-		if err == nil {
-			return nil
-		}
-		return toExitError(c.ErrOrStderr(), c.CommandPath(), err)
-	}
 	return cmd
 }
 
@@ -271,7 +264,7 @@ func (o *options) validate() error {
 			}
 		}
 		if o.toDatetime != "" {
-			if _, err := parseDatetime(o.toDatetime, time.UTC); err != nil {
+			if _, err := clikit.ParseDateTime(o.toDatetime, time.UTC); err != nil {
 				return err
 			}
 		}

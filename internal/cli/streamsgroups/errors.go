@@ -35,8 +35,5 @@ func errMessage(err error) string {
 	return err.Error()
 }
 
-// toExitError prints err the way Kafka's tool does and converts it to the
-// exit error the root command understands.
-func toExitError(stderr io.Writer, cmdPath string, err error) *clikit.ExitError {
-	return clikit.ToExitError(stderr, cmdPath, "Executing streams group command failed due to ", errMessage, err)
-}
+// failedPrefix starts the message of a runtime failure (Kafka's tool text).
+const failedPrefix = "Executing streams group command failed due to "

@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/muster-io/muster/internal/cli/clikit"
 )
 
 // resetCmd implements --reset-offsets for each group: the group must be
@@ -100,7 +102,7 @@ func (r *runner) resetOne(parent context.Context, g string) ([]newOffset, error)
 	if r.o.toDatetime != "" || r.o.byDuration != "" {
 		var ms int64
 		if r.o.toDatetime != "" {
-			ms, _ = parseDatetime(r.o.toDatetime, r.env.loc)
+			ms, _ = clikit.ParseDateTime(r.o.toDatetime, r.env.loc)
 		} else {
 			dur, _ := parseISODuration(r.o.byDuration)
 			ms = r.env.now().Add(-dur).UnixMilli()
