@@ -35,11 +35,8 @@ type options struct {
 
 	dryRun, execute, export bool
 
-	toEarliest, toLatest, toCurrent bool
-	toOffset, shiftBy               int64
-	toOffsetSet, shiftBySet         bool
-	toDatetime, byDuration          string
-	fromFile                        string
+	clikit.ResetScenario
+	fromFile string
 }
 
 // env holds what the command takes from the outside world, so tests can pin
@@ -69,7 +66,7 @@ func newCommand(e env) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.SortFlags = false
-	o.AddFlags(f, 5000)
+	o.ConnFlags.AddFlags(f, 5000)
 	f.StringVar(&o.output, "output", "text", "Output format: text or json.")
 
 	f.BoolVar(&o.list, "list", false, "List all consumer groups.")
@@ -94,13 +91,7 @@ func newCommand(e env) *cobra.Command {
 	f.BoolVar(&o.execute, "execute", false, "Execute the offset reset.")
 	f.BoolVar(&o.export, "export", false, "Export the reset plan as CSV.")
 
-	f.BoolVar(&o.toEarliest, "to-earliest", false, "Reset offsets to earliest offset.")
-	f.BoolVar(&o.toLatest, "to-latest", false, "Reset offsets to latest offset.")
-	f.BoolVar(&o.toCurrent, "to-current", false, "Reset offsets to current offset.")
-	f.Int64Var(&o.toOffset, "to-offset", 0, "Reset offsets to a specific offset.")
-	f.Int64Var(&o.shiftBy, "shift-by", 0, "Reset offsets shifting current offset by 'n', where 'n' can be positive or negative.")
-	f.StringVar(&o.toDatetime, "to-datetime", "", "Reset offsets to offset from datetime. Format: 'YYYY-MM-DDTHH:mm:SS.sss' with optional zone.")
-	f.StringVar(&o.byDuration, "by-duration", "", "Reset offsets to offset by duration from current timestamp. Format: 'PnDTnHnMnS'.")
+	o.ResetScenario.AddFlags(f, "Reset offsets shifting current offset by 'n', where 'n' can be positive or negative.")
 	f.StringVar(&o.fromFile, "from-file", "", "Reset offsets to values defined in CSV file (topic,partition,offset or group,topic,partition,offset).")
 
 	clikit.Wire(cmd, failedPrefix, errMessage, func(c *cobra.Command, args []string) error {
@@ -157,8 +148,7 @@ func (r *runner) json() bool { return r.o.output == "json" }
 func (o *options) finish(f *pflag.FlagSet, args []string) error {
 	o.stateSet = f.Changed("state")
 	o.typSet = f.Changed("type")
-	o.toOffsetSet = f.Changed("to-offset")
-	o.shiftBySet = f.Changed("shift-by")
+	o.ResetScenario.Finish(f)
 	if o.state == flagNoValue {
 		o.state = ""
 	}
@@ -296,8 +286,8 @@ func (o *options) validate() error {
 				return err
 			}
 		}
-		if o.byDuration != "" {
-			if _, err := parseISODuration(o.byDuration); err != nil {
+		if o.ByDuration != "" {
+			if _, err := parseISODuration(o.ByDuration); err != nil {
 				return err
 			}
 		}
@@ -306,20 +296,10 @@ func (o *options) validate() error {
 }
 
 func (o *options) resetSpecifiers() []string {
-	var s []string
-	add := func(b bool, name string) {
-		if b {
-			s = append(s, name)
-		}
+	s := o.Specifiers()
+	if o.fromFile != "" {
+		s = append(s, "from-file")
 	}
-	add(o.toEarliest, "to-earliest")
-	add(o.toLatest, "to-latest")
-	add(o.toCurrent, "to-current")
-	add(o.toOffsetSet, "to-offset")
-	add(o.shiftBySet, "shift-by")
-	add(o.toDatetime != "", "to-datetime")
-	add(o.byDuration != "", "by-duration")
-	add(o.fromFile != "", "from-file")
 	return s
 }
 

@@ -230,12 +230,12 @@ func (r *runner) prepareReset(ctx context.Context, group string, plan resetPlan)
 	}
 	out := map[topicPartition]int64{}
 	switch {
-	case o.toOffsetSet:
+	case o.ToOffsetSet:
 		for _, tp := range tps {
-			out[tp] = o.toOffset
+			out[tp] = o.ToOffset
 		}
 		return r.clamp(ctx, out)
-	case o.shiftBySet:
+	case o.ShiftBySet:
 		committed, err := r.fetchCommitted(ctx, group)
 		if err != nil {
 			return nil, err
@@ -245,23 +245,23 @@ func (r *runner) prepareReset(ctx context.Context, group string, plan resetPlan)
 			if !ok || c.At < 0 {
 				return nil, usagef("Cannot shift offset for partition %s-%d since there is no current committed offset", tp.Topic, tp.Partition)
 			}
-			out[tp] = c.At + o.shiftBy
+			out[tp] = c.At + o.ShiftBy
 		}
 		return r.clamp(ctx, out)
-	case o.toEarliest, o.toLatest:
-		listed, err := r.listOffsets(ctx, tps, o.toLatest)
+	case o.ToEarliest, o.ToLatest:
+		listed, err := r.listOffsets(ctx, tps, o.ToLatest)
 		if err != nil {
 			return nil, err
 		}
 		for _, tp := range tps {
 			v, ok := listed[tp]
 			if !ok {
-				return nil, usagef("Error getting %s offset of topic partition: %s-%d", pick(o.toLatest, "ending", "starting"), tp.Topic, tp.Partition)
+				return nil, usagef("Error getting %s offset of topic partition: %s-%d", pick(o.ToLatest, "ending", "starting"), tp.Topic, tp.Partition)
 			}
 			out[tp] = v
 		}
 		return out, nil
-	case o.toCurrent:
+	case o.ToCurrent:
 		committed, err := r.fetchCommitted(ctx, group)
 		if err != nil {
 			return nil, err
@@ -288,13 +288,13 @@ func (r *runner) prepareReset(ctx context.Context, group string, plan resetPlan)
 		return out, nil
 	default: // --to-datetime, --by-duration
 		var ts int64
-		if o.toDatetime != "" {
-			ts, err = clikit.ParseDateTime(o.toDatetime, r.env.loc)
+		if o.ToDatetime != "" {
+			ts, err = clikit.ParseDateTime(o.ToDatetime, r.env.loc)
 			if err != nil {
 				return nil, err
 			}
 		} else {
-			d, _ := parseISODuration(o.byDuration) // validated already
+			d, _ := parseISODuration(o.ByDuration) // validated already
 			ts = r.env.now().Add(-d).UnixMilli()
 		}
 		return r.offsetsForTime(ctx, tps, ts)

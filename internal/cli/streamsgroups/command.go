@@ -35,10 +35,7 @@ type options struct {
 
 	dryRun, execute, export bool
 
-	toEarliest, toLatest, toCurrent bool
-	toOffset, shiftBy               int64
-	toOffsetSet, shiftBySet         bool
-	toDatetime, byDuration          string
+	clikit.ResetScenario
 }
 
 // env is what the command takes from the outside world (tests pin it).
@@ -66,7 +63,7 @@ func newCommand(e env) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.SortFlags = false
-	o.AddFlags(f, 30000)
+	o.ConnFlags.AddFlags(f, 30000)
 
 	f.BoolVar(&o.list, "list", false, "List all streams groups.")
 	f.BoolVar(&o.describe, "describe", false, "Describe streams group and list offset lag related to given group.")
@@ -89,13 +86,7 @@ func newCommand(e env) *cobra.Command {
 	f.BoolVar(&o.dryRun, "dry-run", false, "Only show the new offsets of --reset-offsets, without committing them.")
 	f.BoolVar(&o.execute, "execute", false, "Execute the offset reset.")
 	f.BoolVar(&o.export, "export", false, "With --reset-offsets: print the new offsets as CSV (topic,partition,offset; group first with several groups).")
-	f.BoolVar(&o.toEarliest, "to-earliest", false, "Reset offsets to earliest offset.")
-	f.BoolVar(&o.toLatest, "to-latest", false, "Reset offsets to latest offset.")
-	f.BoolVar(&o.toCurrent, "to-current", false, "Reset offsets to current offset.")
-	f.Int64Var(&o.toOffset, "to-offset", 0, "Reset offsets to a specific offset.")
-	f.Int64Var(&o.shiftBy, "shift-by", 0, "Reset offsets shifting current offset by 'n' (positive or negative).")
-	f.StringVar(&o.toDatetime, "to-datetime", "", "Reset offsets to offset from datetime. Format: 'YYYY-MM-DDTHH:mm:SS.sss' with optional zone.")
-	f.StringVar(&o.byDuration, "by-duration", "", "Reset offsets to offset by duration from current timestamp. Format: 'PnDTnHnMnS'.")
+	o.ResetScenario.AddFlags(f, "Reset offsets shifting current offset by 'n' (positive or negative).")
 
 	clikit.Wire(cmd, failedPrefix, errMessage, func(c *cobra.Command, args []string) error {
 		return run(c.Context(), c, o, e, args)
@@ -148,8 +139,7 @@ type runner struct {
 // after a blank) work as in Kafka.
 func (o *options) finish(f *pflag.FlagSet, args []string) error {
 	o.stateSet = f.Changed("state")
-	o.toOffsetSet = f.Changed("to-offset")
-	o.shiftBySet = f.Changed("shift-by")
+	o.ResetScenario.Finish(f)
 	if o.state == flagNoValue {
 		o.state = ""
 	}
@@ -258,13 +248,13 @@ func (o *options) validate() error {
 		if _, err := parseTopicArgs(o.inputTopics); err != nil {
 			return err
 		}
-		if o.byDuration != "" {
-			if _, err := parseISODuration(o.byDuration); err != nil {
+		if o.ByDuration != "" {
+			if _, err := parseISODuration(o.ByDuration); err != nil {
 				return err
 			}
 		}
-		if o.toDatetime != "" {
-			if _, err := clikit.ParseDateTime(o.toDatetime, time.UTC); err != nil {
+		if o.ToDatetime != "" {
+			if _, err := clikit.ParseDateTime(o.ToDatetime, time.UTC); err != nil {
 				return err
 			}
 		}
@@ -272,22 +262,7 @@ func (o *options) validate() error {
 	return nil
 }
 
-func (o *options) resetSpecifiers() []string {
-	var s []string
-	add := func(b bool, name string) {
-		if b {
-			s = append(s, name)
-		}
-	}
-	add(o.toEarliest, "to-earliest")
-	add(o.toLatest, "to-latest")
-	add(o.toCurrent, "to-current")
-	add(o.toOffsetSet, "to-offset")
-	add(o.shiftBySet, "shift-by")
-	add(o.toDatetime != "", "to-datetime")
-	add(o.byDuration != "", "by-duration")
-	return s
-}
+func (o *options) resetSpecifiers() []string { return o.Specifiers() }
 
 func pick(b bool, yes, no string) string {
 	if b {

@@ -99,12 +99,12 @@ func (r *runner) resetOne(parent context.Context, g string) ([]newOffset, error)
 		return nil, err
 	}
 	var byTime kadm.ListedOffsets
-	if r.o.toDatetime != "" || r.o.byDuration != "" {
+	if r.o.ToDatetime != "" || r.o.ByDuration != "" {
 		var ms int64
-		if r.o.toDatetime != "" {
-			ms, _ = clikit.ParseDateTime(r.o.toDatetime, r.env.loc)
+		if r.o.ToDatetime != "" {
+			ms, _ = clikit.ParseDateTime(r.o.ToDatetime, r.env.loc)
 		} else {
-			dur, _ := parseISODuration(r.o.byDuration)
+			dur, _ := parseISODuration(r.o.ByDuration)
 			ms = r.env.now().Add(-dur).UnixMilli()
 		}
 		if byTime, err = r.cl.Adm.ListOffsetsAfterMilli(ctx, ms, names...); err != nil {
@@ -122,22 +122,22 @@ func (r *runner) resetOne(parent context.Context, g string) ([]newOffset, error)
 		hasCur = hasCur && cur.Err == nil && cur.At >= 0
 		var target int64
 		switch {
-		case r.o.toEarliest:
+		case r.o.ToEarliest:
 			target = start.Offset
-		case r.o.toLatest:
+		case r.o.ToLatest:
 			target = end.Offset
-		case r.o.toCurrent:
+		case r.o.ToCurrent:
 			target = end.Offset
 			if hasCur {
 				target = cur.At
 			}
-		case r.o.toOffsetSet:
-			target = r.o.toOffset
-		case r.o.shiftBySet:
+		case r.o.ToOffsetSet:
+			target = r.o.ToOffset
+		case r.o.ShiftBySet:
 			if !hasCur {
 				return nil, fmt.Errorf("cannot shift offset for partition %s-%d since there is no current committed offset", tp.topic, tp.partition)
 			}
-			target = cur.At + r.o.shiftBy
+			target = cur.At + r.o.ShiftBy
 		default: // --to-datetime / --by-duration
 			target = end.Offset
 			if o, ok := byTime.Lookup(tp.topic, tp.partition); ok && o.Err == nil && o.Offset >= 0 {
