@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -39,33 +38,22 @@ type options struct {
 	fromFile string
 }
 
-// env holds what the command takes from the outside world, so tests can pin
-// the clock and time zone (--by-duration, --to-datetime without zone).
-type env struct {
-	now func() time.Time
-	loc *time.Location
-}
+// env is what the command takes from the outside world (tests pin it).
+type env = clikit.Env
 
 // NewCommand returns the `consumer-groups` cobra command. The root `muster`
 // command adds it as a subcommand; see the package doc for exit-code mapping.
 func NewCommand() *cobra.Command {
-	return newCommand(env{now: time.Now, loc: time.Local})
+	return newCommand(clikit.SystemEnv())
 }
 
 func newCommand(e env) *cobra.Command {
 	o := &options{}
-	cmd := &cobra.Command{
-		Use:   "consumer-groups",
-		Short: "List, describe, delete consumer groups and reset or delete their offsets",
-		Long: "This tool helps to list all consumer groups, describe a consumer group, delete consumer group info, " +
-			"or reset consumer group offsets. It mirrors Kafka's kafka-consumer-groups.sh and works against any " +
-			"Kafka-compatible cluster.",
-		SilenceErrors: true,
-		SilenceUsage:  true,
-		Args:          cobra.ArbitraryArgs,
-	}
+	cmd := clikit.NewCommand("consumer-groups", "List, describe, delete consumer groups and reset or delete their offsets",
+		"This tool helps to list all consumer groups, describe a consumer group, delete consumer group info, "+
+			"or reset consumer group offsets. It mirrors Kafka's kafka-consumer-groups.sh and works against any "+
+			"Kafka-compatible cluster.")
 	f := cmd.Flags()
-	f.SortFlags = false
 	o.ConnFlags.AddFlags(f, 5000)
 	f.StringVar(&o.output, "output", "text", "Output format: text or json.")
 

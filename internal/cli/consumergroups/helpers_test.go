@@ -188,7 +188,7 @@ func (f *fixture) run(args ...string) result {
 }
 
 func runCmd(args ...string) result {
-	return clikittest.Run(newCommand(env{now: func() time.Time { return testNow }, loc: time.UTC}), args...)
+	return clikittest.Run(newCommand(env{Now: func() time.Time { return testNow }, Loc: time.UTC}), args...)
 }
 
 var lines = clikittest.Lines

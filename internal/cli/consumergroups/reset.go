@@ -289,13 +289,13 @@ func (r *runner) prepareReset(ctx context.Context, group string, plan resetPlan)
 	default: // --to-datetime, --by-duration
 		var ts int64
 		if o.ToDatetime != "" {
-			ts, err = clikit.ParseDateTime(o.ToDatetime, r.env.loc)
+			ts, err = clikit.ParseDateTime(o.ToDatetime, r.env.Loc)
 			if err != nil {
 				return nil, err
 			}
 		} else {
 			d, _ := parseISODuration(o.ByDuration) // validated already
-			ts = r.env.now().Add(-d).UnixMilli()
+			ts = r.env.Now().Add(-d).UnixMilli()
 		}
 		return r.offsetsForTime(ctx, tps, ts)
 	}

@@ -39,30 +39,20 @@ type options struct {
 }
 
 // env is what the command takes from the outside world (tests pin it).
-type env struct {
-	now func() time.Time
-	loc *time.Location
-}
+type env = clikit.Env
 
 // NewCommand returns the `streams-groups` cobra command.
 func NewCommand() *cobra.Command {
-	return newCommand(env{now: time.Now, loc: time.Local})
+	return newCommand(clikit.SystemEnv())
 }
 
 func newCommand(e env) *cobra.Command {
 	o := &options{}
-	cmd := &cobra.Command{
-		Use:   "streams-groups",
-		Short: "List, describe and delete streams groups, show their topology, reset or delete their offsets",
-		Long: "This tool helps to list streams groups, describe a streams group (offsets, members, state, " +
-			"topology), delete streams groups, and reset or delete their offsets. It mirrors Kafka's " +
-			"kafka-streams-groups.sh.",
-		SilenceErrors: true,
-		SilenceUsage:  true,
-		Args:          cobra.ArbitraryArgs,
-	}
+	cmd := clikit.NewCommand("streams-groups", "List, describe and delete streams groups, show their topology, reset or delete their offsets",
+		"This tool helps to list streams groups, describe a streams group (offsets, members, state, "+
+			"topology), delete streams groups, and reset or delete their offsets. It mirrors Kafka's "+
+			"kafka-streams-groups.sh.")
 	f := cmd.Flags()
-	f.SortFlags = false
 	o.ConnFlags.AddFlags(f, 30000)
 
 	f.BoolVar(&o.list, "list", false, "List all streams groups.")

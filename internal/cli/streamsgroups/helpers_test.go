@@ -18,7 +18,7 @@ var testNow = time.Date(2025, 6, 1, 12, 0, 10, 0, time.UTC)
 type result = clikittest.Result
 
 func runCmd(args ...string) result {
-	return clikittest.Run(newCommand(env{now: func() time.Time { return testNow }, loc: time.UTC}), args...)
+	return clikittest.Run(newCommand(env{Now: func() time.Time { return testNow }, Loc: time.UTC}), args...)
 }
 
 var lines = clikittest.Lines

@@ -102,10 +102,10 @@ func (r *runner) resetOne(parent context.Context, g string) ([]newOffset, error)
 	if r.o.ToDatetime != "" || r.o.ByDuration != "" {
 		var ms int64
 		if r.o.ToDatetime != "" {
-			ms, _ = clikit.ParseDateTime(r.o.ToDatetime, r.env.loc)
+			ms, _ = clikit.ParseDateTime(r.o.ToDatetime, r.env.Loc)
 		} else {
 			dur, _ := parseISODuration(r.o.ByDuration)
-			ms = r.env.now().Add(-dur).UnixMilli()
+			ms = r.env.Now().Add(-dur).UnixMilli()
 		}
 		if byTime, err = r.cl.Adm.ListOffsetsAfterMilli(ctx, ms, names...); err != nil {
 			return nil, err
