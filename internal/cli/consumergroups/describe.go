@@ -271,6 +271,21 @@ func (r *runner) collectOffsets(ctx context.Context, gd *groupDesc) ([]offsetRow
 	return rows, nil
 }
 
+// describeSelected resolves --group / --all-groups, sorts the ids and
+// describes those groups.
+func (r *runner) describeSelected(ctx context.Context) ([]string, map[string]*groupDesc, error) {
+	groups, err := r.groupIDs(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	sort.Strings(groups)
+	descs, err := r.describeGroups(ctx, groups)
+	if err != nil {
+		return nil, nil, err
+	}
+	return groups, descs, nil
+}
+
 // groupIDs resolves --group / --all-groups (all consumer groups, sorted).
 func (r *runner) groupIDs(ctx context.Context) ([]string, error) {
 	if !r.o.allGroups {

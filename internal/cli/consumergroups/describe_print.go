@@ -44,12 +44,7 @@ func (r *runner) describeCmd(ctx context.Context) error {
 	case r.o.stateSet:
 		view = viewState
 	}
-	groups, err := r.groupIDs(ctx)
-	if err != nil {
-		return err
-	}
-	sort.Strings(groups)
-	descs, err := r.describeGroups(ctx, groups)
+	groups, descs, err := r.describeSelected(ctx)
 	if err != nil {
 		return err
 	}

@@ -58,12 +58,7 @@ func (r *runner) resetOffsetsCmd(ctx context.Context) error {
 			return usagef("The reset plan in '%s' has no group column; it can only be used with exactly one --group", r.o.fromFile)
 		}
 	}
-	groups, err := r.groupIDs(ctx)
-	if err != nil {
-		return err
-	}
-	sort.Strings(groups)
-	descs, err := r.describeGroups(ctx, groups)
+	groups, descs, err := r.describeSelected(ctx)
 	if err != nil {
 		return err
 	}
