@@ -24,10 +24,7 @@ func (r *runner) describeCmd(ctx context.Context) error {
 	failed := 0
 	for _, g := range groups {
 		if err := r.describeOne(ctx, g); err != nil {
-			var re *reportedError
-			if !errors.As(err, &re) {
-				fmt.Fprintf(r.stderr, "Error: Executing streams group command failed due to %s\n", errMessage(err))
-			}
+			r.printFailure(err)
 			failed++
 		}
 	}

@@ -37,3 +37,13 @@ func errMessage(err error) string {
 
 // failedPrefix starts the message of a runtime failure (Kafka's tool text).
 const failedPrefix = "Executing streams group command failed due to "
+
+// printFailure prints err on stderr as a runtime failure ("Error:
+// Executing streams group command failed due to ...") unless its message is
+// already there (a reportedError).
+func (r *runner) printFailure(err error) {
+	var re *reportedError
+	if !errors.As(err, &re) {
+		fmt.Fprintf(r.stderr, "Error: %s%s\n", failedPrefix, errMessage(err))
+	}
+}

@@ -2,7 +2,6 @@ package streamsgroups
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -36,10 +35,7 @@ func (r *runner) topologyCmd(ctx context.Context) error {
 			err = renderTopology(r.stdout, r.stderr, d, r.o.format)
 		}
 		if err != nil {
-			var re *reportedError
-			if !errors.As(err, &re) {
-				fmt.Fprintf(r.stderr, "Error: Executing streams group command failed due to %s\n", errMessage(err))
-			}
+			r.printFailure(err)
 			failed++
 		}
 	}
