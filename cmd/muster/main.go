@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/muster-io/muster/internal/cli/clikit"
 	"github.com/muster-io/muster/internal/cli/consumergroups"
 )
 
@@ -27,7 +28,7 @@ func main() {
 		root.AddCommand(extra())
 	}
 	if err := root.Execute(); err != nil {
-		var ee *consumergroups.ExitError
+		var ee *clikit.ExitError
 		if errors.As(err, &ee) {
 			os.Exit(ee.Code)
 		}

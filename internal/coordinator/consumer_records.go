@@ -168,31 +168,76 @@ func cgMaybeDrop(st *State, g *ConsumerGroup) {
 	}
 }
 
-func replayCGMetadata(st *State, key, value []byte) error {
-	id, _, err := parseGroupKey(key, 0)
+// cgReplayGroup parses a consumer group record key (group id and extra more strings) and returns
+// the group the record belongs to with the extra strings; a nil group with a nil error means the
+// record is ignored.
+func cgReplayGroup(st *State, key, value []byte, extra int) (*ConsumerGroup, []string, error) {
+	id, rest, err := parseGroupKey(key, extra)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cgForReplay(st, id, value != nil), rest, nil
+}
+
+// cgDropEntry applies the tombstone of a keyed record: it deletes k from m and drops the group if
+// none of its records is left.
+func cgDropEntry[V any](st *State, g *ConsumerGroup, m map[string]V, k string) {
+	delete(m, k)
+	cgMaybeDrop(st, g)
+}
+
+// decodeValue decodes a record value: it checks the leading version against [0, max] (what names
+// the record in the error), lets dec read the fields and requires every byte to be read. Errors
+// wrap ErrCorruptRecord or the decoder's failure; dec's results must not be used on error.
+func decodeValue(value []byte, max int16, what string, dec func(d *Dec, version int16)) error {
+	d := Dec{B: value}
+	v, err := checkVersion(&d, max, what)
 	if err != nil {
 		return err
 	}
-	g := cgForReplay(st, id, value != nil)
-	if g == nil {
+	dec(&d, v)
+	return d.Done()
+}
+
+// replayCGKeyed replays a record keyed by group id and one more string (member id, regex) whose
+// value lives in one map of the group: a tombstone deletes the entry, a value (version at most
+// max) is decoded by dec and stored.
+func replayCGKeyed[V any](st *State, key, value []byte, max int16, what string,
+	entries func(*ConsumerGroup) map[string]V, dec func(d *Dec, version int16) V) error {
+	g, rest, err := cgReplayGroup(st, key, value, 1)
+	if g == nil || err != nil {
+		return err
+	}
+	if value == nil {
+		cgDropEntry(st, g, entries(g), rest[0])
 		return nil
+	}
+	var v V
+	if err := decodeValue(value, max, what, func(d *Dec, version int16) { v = dec(d, version) }); err != nil {
+		return err
+	}
+	entries(g)[rest[0]] = v
+	return nil
+}
+
+func replayCGMetadata(st *State, key, value []byte) error {
+	g, _, err := cgReplayGroup(st, key, value, 0)
+	if g == nil || err != nil {
+		return err
 	}
 	if value == nil {
 		g.hasMetadata, g.epoch, g.metadataHash = false, 0, 0
 		cgMaybeDrop(st, g)
 		return nil
 	}
-	d := Dec{B: value}
-	v, err := checkVersion(&d, cgMetadataVersion, "ConsumerGroupMetadata")
-	if err != nil {
-		return err
-	}
-	epoch := d.Int32()
+	var epoch int32
 	var hash int64
-	if v >= 1 {
-		hash = d.Int64()
-	}
-	if err := d.Done(); err != nil {
+	if err := decodeValue(value, cgMetadataVersion, "ConsumerGroupMetadata", func(d *Dec, v int16) {
+		epoch = d.Int32()
+		if v >= 1 {
+			hash = d.Int64()
+		}
+	}); err != nil {
 		return err
 	}
 	g.hasMetadata, g.epoch, g.metadataHash = true, epoch, hash
@@ -200,13 +245,9 @@ func replayCGMetadata(st *State, key, value []byte) error {
 }
 
 func replayCGMember(st *State, key, value []byte) error {
-	id, rest, err := parseGroupKey(key, 1)
-	if err != nil {
+	g, rest, err := cgReplayGroup(st, key, value, 1)
+	if g == nil || err != nil {
 		return err
-	}
-	g := cgForReplay(st, id, value != nil)
-	if g == nil {
-		return nil
 	}
 	mid := rest[0]
 	if old := g.members[mid]; old != nil && value == nil {
@@ -216,34 +257,29 @@ func replayCGMember(st *State, key, value []byte) error {
 		delete(g.static, *old.instanceID)
 	}
 	if value == nil {
-		delete(g.members, mid)
-		cgMaybeDrop(st, g)
+		cgDropEntry(st, g, g.members, mid)
 		return nil
 	}
-	d := Dec{B: value}
-	ver, err := checkVersion(&d, 1, "ConsumerGroupMemberMetadata")
-	if err != nil {
-		return err
-	}
 	m := &consumerMember{}
-	m.id = d.String()
-	m.instanceID = d.NullableString()
-	m.rackID = d.NullableString()
-	m.clientID = d.String()
-	m.clientHost = d.String()
-	m.subscribedNames = d.Strings()
-	m.subscribedRegex = d.String()
-	m.serverAssignor = d.String()
-	m.rebalanceTimeout = d.Int32()
-	if ver >= 1 {
-		cm := &cgClassicMeta{sessionTimeout: d.Int32()}
-		n := d.ArrayLen(8)
-		for i := 0; i < n && d.Err() == nil; i++ {
-			cm.protocols = append(cm.protocols, classicProtocol{Name: d.String(), Metadata: d.Bytes()})
+	if err := decodeValue(value, 1, "ConsumerGroupMemberMetadata", func(d *Dec, ver int16) {
+		m.id = d.String()
+		m.instanceID = d.NullableString()
+		m.rackID = d.NullableString()
+		m.clientID = d.String()
+		m.clientHost = d.String()
+		m.subscribedNames = d.Strings()
+		m.subscribedRegex = d.String()
+		m.serverAssignor = d.String()
+		m.rebalanceTimeout = d.Int32()
+		if ver >= 1 {
+			cm := &cgClassicMeta{sessionTimeout: d.Int32()}
+			n := d.ArrayLen(8)
+			for i := 0; i < n && d.Err() == nil; i++ {
+				cm.protocols = append(cm.protocols, classicProtocol{Name: d.String(), Metadata: d.Bytes()})
+			}
+			m.classic = cm
 		}
-		m.classic = cm
-	}
-	if err := d.Done(); err != nil {
+	}); err != nil {
 		return err
 	}
 	m.id = mid
@@ -259,25 +295,19 @@ func replayCGMember(st *State, key, value []byte) error {
 }
 
 func replayCGTargetMeta(st *State, key, value []byte) error {
-	id, _, err := parseGroupKey(key, 0)
-	if err != nil {
+	g, _, err := cgReplayGroup(st, key, value, 0)
+	if g == nil || err != nil {
 		return err
-	}
-	g := cgForReplay(st, id, value != nil)
-	if g == nil {
-		return nil
 	}
 	if value == nil {
 		g.hasTargetMeta, g.assignmentEpoch = false, 0
 		cgMaybeDrop(st, g)
 		return nil
 	}
-	d := Dec{B: value}
-	if _, err := checkVersion(&d, 0, "ConsumerGroupTargetAssignmentMetadata"); err != nil {
-		return err
-	}
-	epoch := d.Int32()
-	if err := d.Done(); err != nil {
+	var epoch int32
+	if err := decodeValue(value, 0, "ConsumerGroupTargetAssignmentMetadata", func(d *Dec, _ int16) {
+		epoch = d.Int32()
+	}); err != nil {
 		return err
 	}
 	g.hasTargetMeta, g.assignmentEpoch = true, epoch
@@ -285,39 +315,15 @@ func replayCGTargetMeta(st *State, key, value []byte) error {
 }
 
 func replayCGTargetMember(st *State, key, value []byte) error {
-	id, rest, err := parseGroupKey(key, 1)
-	if err != nil {
-		return err
-	}
-	g := cgForReplay(st, id, value != nil)
-	if g == nil {
-		return nil
-	}
-	if value == nil {
-		delete(g.targets, rest[0])
-		cgMaybeDrop(st, g)
-		return nil
-	}
-	d := Dec{B: value}
-	if _, err := checkVersion(&d, 0, "ConsumerGroupTargetAssignmentMember"); err != nil {
-		return err
-	}
-	a := decTP(&d)
-	if err := d.Done(); err != nil {
-		return err
-	}
-	g.targets[rest[0]] = a
-	return nil
+	return replayCGKeyed(st, key, value, 0, "ConsumerGroupTargetAssignmentMember",
+		func(g *ConsumerGroup) map[string]topicPartitions { return g.targets },
+		func(d *Dec, _ int16) topicPartitions { return decTP(d) })
 }
 
 func replayCGCurrent(st *State, key, value []byte) error {
-	id, rest, err := parseGroupKey(key, 1)
-	if err != nil {
+	g, rest, err := cgReplayGroup(st, key, value, 1)
+	if g == nil || err != nil {
 		return err
-	}
-	g := cgForReplay(st, id, value != nil)
-	if g == nil {
-		return nil
 	}
 	mid := rest[0]
 	if old := g.currents[mid]; old != nil {
@@ -325,21 +331,17 @@ func replayCGCurrent(st *State, key, value []byte) error {
 		g.unindex(mid, old.pending)
 	}
 	if value == nil {
-		delete(g.currents, mid)
-		cgMaybeDrop(st, g)
+		cgDropEntry(st, g, g.currents, mid)
 		return nil
 	}
-	d := Dec{B: value}
-	if _, err := checkVersion(&d, 0, "ConsumerGroupCurrentMemberAssignment"); err != nil {
-		return err
-	}
 	c := &consumerCurrent{}
-	c.epoch = d.Int32()
-	c.prevEpoch = d.Int32()
-	c.state = ConsumerMemberState(d.Int8())
-	c.assigned = decTP(&d)
-	c.pending = decTP(&d)
-	if err := d.Done(); err != nil {
+	if err := decodeValue(value, 0, "ConsumerGroupCurrentMemberAssignment", func(d *Dec, _ int16) {
+		c.epoch = d.Int32()
+		c.prevEpoch = d.Int32()
+		c.state = ConsumerMemberState(d.Int8())
+		c.assigned = decTP(d)
+		c.pending = decTP(d)
+	}); err != nil {
 		return err
 	}
 	g.currents[mid] = c
@@ -349,33 +351,16 @@ func replayCGCurrent(st *State, key, value []byte) error {
 }
 
 func replayCGRegex(st *State, key, value []byte) error {
-	id, rest, err := parseGroupKey(key, 1)
-	if err != nil {
-		return err
-	}
-	g := cgForReplay(st, id, value != nil)
-	if g == nil {
-		return nil
-	}
-	if value == nil {
-		delete(g.regexes, rest[0])
-		cgMaybeDrop(st, g)
-		return nil
-	}
-	d := Dec{B: value}
-	if _, err := checkVersion(&d, 0, "ConsumerGroupRegularExpression"); err != nil {
-		return err
-	}
-	r := &consumerRegex{}
-	r.topics = d.Strings()
-	r.version = d.Int64()
-	r.timestamp = d.Int64()
-	if err := d.Done(); err != nil {
-		return err
-	}
-	sort.Strings(r.topics)
-	g.regexes[rest[0]] = r
-	return nil
+	return replayCGKeyed(st, key, value, 0, "ConsumerGroupRegularExpression",
+		func(g *ConsumerGroup) map[string]*consumerRegex { return g.regexes },
+		func(d *Dec, _ int16) *consumerRegex {
+			r := &consumerRegex{}
+			r.topics = d.Strings()
+			r.version = d.Int64()
+			r.timestamp = d.Int64()
+			sort.Strings(r.topics)
+			return r
+		})
 }
 
 func (g *ConsumerGroup) index(mid string, a topicPartitions) {

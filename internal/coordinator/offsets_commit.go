@@ -113,22 +113,15 @@ func init() {
 			setAllCommitErrors(resp, kerr.UnsupportedVersion)
 			return resp
 		}
-		known, unknown := splitUnknownPartitions(s.Cfg.Topics, req.Topics, func(t kmsg.OffsetCommitRequestTopic) (string, []int32) {
-			ps := make([]int32, len(t.Partitions))
-			for i, p := range t.Partitions {
-				ps[i] = p.Partition
-			}
-			return t.Topic, ps
-		}, func(t kmsg.OffsetCommitRequestTopic, keep func(int32) bool) kmsg.OffsetCommitRequestTopic {
-			out := t
-			out.Partitions = nil
-			for _, p := range t.Partitions {
-				if keep(p.Partition) {
-					out.Partitions = append(out.Partitions, p)
-				}
-			}
-			return out
-		})
+		known, unknown := splitUnknownPartitions(s.Cfg.Topics, req.Topics,
+			func(t kmsg.OffsetCommitRequestTopic) (string, []kmsg.OffsetCommitRequestTopicPartition) {
+				return t.Topic, t.Partitions
+			},
+			func(p kmsg.OffsetCommitRequestTopicPartition) int32 { return p.Partition },
+			func(t kmsg.OffsetCommitRequestTopic, ps []kmsg.OffsetCommitRequestTopicPartition) kmsg.OffsetCommitRequestTopic {
+				t.Partitions = ps
+				return t
+			})
 		sub := *req
 		sub.Topics = known
 		out := offsetCommitResponse(req)
@@ -169,27 +162,29 @@ type topicPartition struct {
 // partition of a topic that does not exist (or beyond its partition count) answers
 // UNKNOWN_TOPIC_OR_PARTITION and never reaches the coordinator. It returns the request topics
 // reduced to known partitions (topics left without partitions are dropped) and the unknown set.
-// With no TopicSource (harness tests) every partition is known.
-func splitUnknownPartitions[T any](src TopicSource, topics []T, parts func(T) (string, []int32), keep func(T, func(int32) bool) T) ([]T, map[topicPartition]bool) {
+// split gives a request topic's name and partitions, partition a partition's index and
+// withPartitions a copy of the topic with the given partitions. With no TopicSource (harness
+// tests) every partition is known.
+func splitUnknownPartitions[T, P any](src TopicSource, topics []T, split func(T) (string, []P),
+	partition func(P) int32, withPartitions func(T, []P) T) ([]T, map[topicPartition]bool) {
 	unknown := map[topicPartition]bool{}
 	if src == nil {
 		return topics, unknown
 	}
 	known := make([]T, 0, len(topics))
 	for _, t := range topics {
-		name, ps := parts(t)
+		name, ps := split(t)
 		_, n, ok := src.TopicID(name)
-		bad := func(p int32) bool { return !ok || p < 0 || p >= n }
-		some := false
+		var keep []P
 		for _, p := range ps {
-			if bad(p) {
-				unknown[topicPartition{name, p}] = true
+			if id := partition(p); !ok || id < 0 || id >= n {
+				unknown[topicPartition{name, id}] = true
 			} else {
-				some = true
+				keep = append(keep, p)
 			}
 		}
-		if some {
-			known = append(known, keep(t, func(p int32) bool { return !bad(p) }))
+		if len(keep) > 0 {
+			known = append(known, withPartitions(t, keep))
 		}
 	}
 	return known, unknown

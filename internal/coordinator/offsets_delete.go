@@ -56,22 +56,15 @@ func OffsetDelete(req *kmsg.OffsetDeleteRequest) func(st *State, c *Call) {
 func init() {
 	RegisterHandler(47, func(s *Service, ctx context.Context, meta Meta, r kmsg.Request) kmsg.Response {
 		req := r.(*kmsg.OffsetDeleteRequest)
-		known, unknown := splitUnknownPartitions(s.Cfg.Topics, req.Topics, func(t kmsg.OffsetDeleteRequestTopic) (string, []int32) {
-			ps := make([]int32, len(t.Partitions))
-			for i, p := range t.Partitions {
-				ps[i] = p.Partition
-			}
-			return t.Topic, ps
-		}, func(t kmsg.OffsetDeleteRequestTopic, keep func(int32) bool) kmsg.OffsetDeleteRequestTopic {
-			out := t
-			out.Partitions = nil
-			for _, p := range t.Partitions {
-				if keep(p.Partition) {
-					out.Partitions = append(out.Partitions, p)
-				}
-			}
-			return out
-		})
+		known, unknown := splitUnknownPartitions(s.Cfg.Topics, req.Topics,
+			func(t kmsg.OffsetDeleteRequestTopic) (string, []kmsg.OffsetDeleteRequestTopicPartition) {
+				return t.Topic, t.Partitions
+			},
+			func(p kmsg.OffsetDeleteRequestTopicPartition) int32 { return p.Partition },
+			func(t kmsg.OffsetDeleteRequestTopic, ps []kmsg.OffsetDeleteRequestTopicPartition) kmsg.OffsetDeleteRequestTopic {
+				t.Partitions = ps
+				return t
+			})
 		sub := *req
 		sub.Topics = known
 		resp, err := s.do(ctx, req.Group, meta, OffsetDelete(&sub))

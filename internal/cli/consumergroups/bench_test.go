@@ -10,8 +10,8 @@ func BenchmarkDescribeEmptyGroup(b *testing.B) {
 	f.commitGroup("group1", map[string]map[int32]int64{"test": {0: 4, 1: 5}, "foo": {0: 1}})
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if r := f.run("--describe", "--group", "group1"); r.code != 0 {
-			b.Fatalf("code %d: %s", r.code, r.stderr)
+		if r := f.run("--describe", "--group", "group1"); r.Code != 0 {
+			b.Fatalf("code %d: %s", r.Code, r.Stderr)
 		}
 	}
 }

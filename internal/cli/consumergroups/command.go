@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/muster-io/muster/internal/cli/clikit"
 )
 
 // flagNoValue is the pflag NoOptDefVal used for --state / --type given
@@ -17,11 +18,8 @@ const flagNoValue = "\x00"
 
 // options are the parsed command-line flags.
 type options struct {
-	bootstrap     string
-	commandConfig string
-	timeoutMs     int64
-	verbose       bool
-	output        string
+	clikit.ConnFlags
+	output string
 
 	list, describe, deleteGroups, deleteOffsets, resetOffsets bool
 
@@ -36,44 +34,27 @@ type options struct {
 
 	dryRun, execute, export bool
 
-	toEarliest, toLatest, toCurrent bool
-	toOffset, shiftBy               int64
-	toOffsetSet, shiftBySet         bool
-	toDatetime, byDuration          string
-	fromFile                        string
+	clikit.ResetScenario
+	fromFile string
 }
 
-// env holds what the command takes from the outside world, so tests can pin
-// the clock and time zone (--by-duration, --to-datetime without zone).
-type env struct {
-	now func() time.Time
-	loc *time.Location
-}
+// env is what the command takes from the outside world (tests pin it).
+type env = clikit.Env
 
 // NewCommand returns the `consumer-groups` cobra command. The root `muster`
 // command adds it as a subcommand; see the package doc for exit-code mapping.
 func NewCommand() *cobra.Command {
-	return newCommand(env{now: time.Now, loc: time.Local})
+	return newCommand(clikit.SystemEnv())
 }
 
 func newCommand(e env) *cobra.Command {
 	o := &options{}
-	cmd := &cobra.Command{
-		Use:   "consumer-groups",
-		Short: "List, describe, delete consumer groups and reset or delete their offsets",
-		Long: "This tool helps to list all consumer groups, describe a consumer group, delete consumer group info, " +
-			"or reset consumer group offsets. It mirrors Kafka's kafka-consumer-groups.sh and works against any " +
-			"Kafka-compatible cluster.",
-		SilenceErrors: true,
-		SilenceUsage:  true,
-		Args:          cobra.ArbitraryArgs,
-	}
+	cmd := clikit.NewCommand("consumer-groups", "List, describe, delete consumer groups and reset or delete their offsets",
+		"This tool helps to list all consumer groups, describe a consumer group, delete consumer group info, "+
+			"or reset consumer group offsets. It mirrors Kafka's kafka-consumer-groups.sh and works against any "+
+			"Kafka-compatible cluster.")
 	f := cmd.Flags()
-	f.SortFlags = false
-	f.StringVar(&o.bootstrap, "bootstrap-server", "", "REQUIRED: The server(s) to connect to (host:port[,host:port...]).")
-	f.StringVar(&o.commandConfig, "command-config", "", "Property file containing client configs (client.id, security.protocol, sasl.mechanism, sasl.jaas.config); other keys are ignored.")
-	f.Int64Var(&o.timeoutMs, "timeout", 5000, "Timeout in milliseconds for each broker operation.")
-	f.BoolVar(&o.verbose, "verbose", false, "Provide additional information, if any, when describing the group.")
+	o.ConnFlags.AddFlags(f, 5000)
 	f.StringVar(&o.output, "output", "text", "Output format: text or json.")
 
 	f.BoolVar(&o.list, "list", false, "List all consumer groups.")
@@ -98,25 +79,12 @@ func newCommand(e env) *cobra.Command {
 	f.BoolVar(&o.execute, "execute", false, "Execute the offset reset.")
 	f.BoolVar(&o.export, "export", false, "Export the reset plan as CSV.")
 
-	f.BoolVar(&o.toEarliest, "to-earliest", false, "Reset offsets to earliest offset.")
-	f.BoolVar(&o.toLatest, "to-latest", false, "Reset offsets to latest offset.")
-	f.BoolVar(&o.toCurrent, "to-current", false, "Reset offsets to current offset.")
-	f.Int64Var(&o.toOffset, "to-offset", 0, "Reset offsets to a specific offset.")
-	f.Int64Var(&o.shiftBy, "shift-by", 0, "Reset offsets shifting current offset by 'n', where 'n' can be positive or negative.")
-	f.StringVar(&o.toDatetime, "to-datetime", "", "Reset offsets to offset from datetime. Format: 'YYYY-MM-DDTHH:mm:SS.sss' with optional zone.")
-	f.StringVar(&o.byDuration, "by-duration", "", "Reset offsets to offset by duration from current timestamp. Format: 'PnDTnHnMnS'.")
+	o.ResetScenario.AddFlags(f, "Reset offsets shifting current offset by 'n', where 'n' can be positive or negative.")
 	f.StringVar(&o.fromFile, "from-file", "", "Reset offsets to values defined in CSV file (topic,partition,offset or group,topic,partition,offset).")
 
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return toExitError(c.ErrOrStderr(), c.CommandPath(), usagef("%s", err.Error()))
+	clikit.Wire(cmd, failedPrefix, errMessage, func(c *cobra.Command, args []string) error {
+		return run(c.Context(), c, o, e, args)
 	})
-	cmd.RunE = func(c *cobra.Command, args []string) error {
-		err := run(c.Context(), c, o, e, args)
-		if err == nil {
-			return nil
-		}
-		return toExitError(c.ErrOrStderr(), c.CommandPath(), err)
-	}
 	return cmd
 }
 
@@ -135,7 +103,7 @@ func run(ctx context.Context, c *cobra.Command, o *options, e env, args []string
 	if err != nil {
 		return err
 	}
-	defer cl.close()
+	defer cl.Close()
 	r := &runner{o: o, env: e, cl: cl, stdout: stdout, stderr: stderr}
 	switch {
 	case o.list:
@@ -168,8 +136,7 @@ func (r *runner) json() bool { return r.o.output == "json" }
 func (o *options) finish(f *pflag.FlagSet, args []string) error {
 	o.stateSet = f.Changed("state")
 	o.typSet = f.Changed("type")
-	o.toOffsetSet = f.Changed("to-offset")
-	o.shiftBySet = f.Changed("shift-by")
+	o.ResetScenario.Finish(f)
 	if o.state == flagNoValue {
 		o.state = ""
 	}
@@ -204,14 +171,14 @@ func (o *options) validate() error {
 	if n != 1 {
 		return usagef("Command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets")
 	}
-	if strings.TrimSpace(o.bootstrap) == "" {
+	if strings.TrimSpace(o.Bootstrap) == "" {
 		return usagef("Missing required argument \"[bootstrap-server]\"")
 	}
 	if o.output != "text" && o.output != "json" {
 		return usagef("Invalid output format '%s'. Valid formats are: text, json", o.output)
 	}
-	if o.timeoutMs <= 0 {
-		return usagef("Option [timeout] must be positive, got %d", o.timeoutMs)
+	if o.TimeoutMs <= 0 {
+		return usagef("Option [timeout] must be positive, got %d", o.TimeoutMs)
 	}
 	if len(o.groups) > 0 && o.allGroups {
 		return usagef("Option [group] can't be used along with option [all-groups]")
@@ -307,8 +274,8 @@ func (o *options) validate() error {
 				return err
 			}
 		}
-		if o.byDuration != "" {
-			if _, err := parseISODuration(o.byDuration); err != nil {
+		if o.ByDuration != "" {
+			if _, err := parseISODuration(o.ByDuration); err != nil {
 				return err
 			}
 		}
@@ -317,20 +284,10 @@ func (o *options) validate() error {
 }
 
 func (o *options) resetSpecifiers() []string {
-	var s []string
-	add := func(b bool, name string) {
-		if b {
-			s = append(s, name)
-		}
+	s := o.Specifiers()
+	if o.fromFile != "" {
+		s = append(s, "from-file")
 	}
-	add(o.toEarliest, "to-earliest")
-	add(o.toLatest, "to-latest")
-	add(o.toCurrent, "to-current")
-	add(o.toOffsetSet, "to-offset")
-	add(o.shiftBySet, "shift-by")
-	add(o.toDatetime != "", "to-datetime")
-	add(o.byDuration != "", "by-duration")
-	add(o.fromFile != "", "from-file")
 	return s
 }
 

@@ -26,9 +26,9 @@ func (r *runner) deleteGroupsCmd(parent context.Context) error {
 	}
 	deleted, failed := []string{}, []failure{}
 	if len(groups) > 0 {
-		ctx, cancel := r.cl.ctx(parent)
+		ctx, cancel := r.cl.Ctx(parent)
 		defer cancel()
-		resps, err := r.cl.adm.DeleteGroups(ctx, groups...)
+		resps, err := r.cl.Adm.DeleteGroups(ctx, groups...)
 		if err != nil && resps == nil {
 			return err
 		}
@@ -69,7 +69,7 @@ func (r *runner) deleteGroupsCmd(parent context.Context) error {
 	if len(deleted) > 0 && !r.json() {
 		fmt.Fprintf(r.stdout, "These consumer groups were deleted successfully: '%s'\n", strings.Join(deleted, "', '"))
 	}
-	return &reportedError{msg: fmt.Sprintf("deletion of %d consumer groups failed", len(failed))}
+	return &reportedError{Msg: fmt.Sprintf("deletion of %d consumer groups failed", len(failed))}
 }
 
 // deleteErrText renders a per-group delete error like Kafka's exception text:

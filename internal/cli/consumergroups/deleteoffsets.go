@@ -81,8 +81,8 @@ func (r *runner) deleteOffsetsCmd(parent context.Context) error {
 	topicErr := map[string]error{}
 	wholeParts := map[string][]int32{}
 	if len(whole) > 0 {
-		ctx, cancel := r.cl.ctx(parent)
-		tds, err := r.cl.adm.ListTopics(ctx, whole...)
+		ctx, cancel := r.cl.Ctx(parent)
+		tds, err := r.cl.Adm.ListTopics(ctx, whole...)
 		cancel()
 		if err != nil {
 			return err
@@ -111,9 +111,9 @@ func (r *runner) deleteOffsetsCmd(parent context.Context) error {
 	var groupErr error
 	var resps kadm.DeleteOffsetsResponses
 	if len(req) > 0 {
-		ctx, cancel := r.cl.ctx(parent)
+		ctx, cancel := r.cl.Ctx(parent)
 		var err error
-		resps, err = r.cl.adm.DeleteOffsets(ctx, group, req)
+		resps, err = r.cl.Adm.DeleteOffsets(ctx, group, req)
 		cancel()
 		groupErr = err
 	}
@@ -125,7 +125,7 @@ func (r *runner) deleteOffsetsCmd(parent context.Context) error {
 			}
 		}
 		r.printErrf("%s", msg)
-		return &reportedError{msg: msg}
+		return &reportedError{Msg: msg}
 	}
 
 	partErr := func(t string, p int32) error {
@@ -210,7 +210,7 @@ func (r *runner) deleteOffsetsCmd(parent context.Context) error {
 	if failed > 0 {
 		msg := fmt.Sprintf("Deletion of offsets failed for %d of %d topic partitions.", failed, len(rows))
 		r.printErrf("%s", msg)
-		return &reportedError{msg: msg}
+		return &reportedError{Msg: msg}
 	}
 	return nil
 }

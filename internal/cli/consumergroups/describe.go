@@ -80,7 +80,7 @@ type groupDesc struct {
 // GROUP_ID_NOT_FOUND).
 func (r *runner) describeGroups(parent context.Context, groups []string) (map[string]*groupDesc, error) {
 	out := make(map[string]*groupDesc, len(groups))
-	ctx, cancel := r.cl.ctx(parent)
+	ctx, cancel := r.cl.Ctx(parent)
 	defer cancel()
 	cg, err := r.describeConsumerProtocol(ctx, groups)
 	if err != nil {
@@ -97,7 +97,7 @@ func (r *runner) describeGroups(parent context.Context, groups []string) (map[st
 	if len(classic) == 0 {
 		return out, nil
 	}
-	dg, err := r.cl.adm.DescribeGroups(ctx, classic...)
+	dg, err := r.cl.Adm.DescribeGroups(ctx, classic...)
 	if err != nil && dg == nil {
 		return nil, err
 	}
@@ -156,9 +156,9 @@ type offsetRow struct {
 // fetchCommitted reads a group's committed offsets with OffsetFetch (no
 // member joins the group; seed 001). Offsets of -1 mean "none committed".
 func (r *runner) fetchCommitted(parent context.Context, group string) (kadm.OffsetResponses, error) {
-	ctx, cancel := r.cl.ctx(parent)
+	ctx, cancel := r.cl.Ctx(parent)
 	defer cancel()
-	resps, err := r.cl.adm.FetchOffsets(ctx, group)
+	resps, err := r.cl.Adm.FetchOffsets(ctx, group)
 	if err != nil {
 		return nil, err
 	}
@@ -178,15 +178,15 @@ func (r *runner) listOffsets(parent context.Context, tps []topicPartition, end b
 	if len(tps) == 0 {
 		return out, nil
 	}
-	ctx, cancel := r.cl.ctx(parent)
+	ctx, cancel := r.cl.Ctx(parent)
 	defer cancel()
 	topics := topicsOf(tps)
 	var listed kadm.ListedOffsets
 	var err error
 	if end {
-		listed, err = r.cl.adm.ListEndOffsets(ctx, topics...)
+		listed, err = r.cl.Adm.ListEndOffsets(ctx, topics...)
 	} else {
-		listed, err = r.cl.adm.ListStartOffsets(ctx, topics...)
+		listed, err = r.cl.Adm.ListStartOffsets(ctx, topics...)
 	}
 	if err != nil && listed == nil {
 		return nil, err
@@ -271,6 +271,21 @@ func (r *runner) collectOffsets(ctx context.Context, gd *groupDesc) ([]offsetRow
 	return rows, nil
 }
 
+// describeSelected resolves --group / --all-groups, sorts the ids and
+// describes those groups.
+func (r *runner) describeSelected(ctx context.Context) ([]string, map[string]*groupDesc, error) {
+	groups, err := r.groupIDs(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	sort.Strings(groups)
+	descs, err := r.describeGroups(ctx, groups)
+	if err != nil {
+		return nil, nil, err
+	}
+	return groups, descs, nil
+}
+
 // groupIDs resolves --group / --all-groups (all consumer groups, sorted).
 func (r *runner) groupIDs(ctx context.Context) ([]string, error) {
 	if !r.o.allGroups {
@@ -304,7 +319,7 @@ func (r *runner) describeConsumerProtocol(ctx context.Context, groups []string) 
 	var needNames bool
 	var resps []*kmsg.ConsumerGroupDescribeResponse
 	var metas []kgo.BrokerMetadata
-	for _, sh := range r.cl.kcl.RequestSharded(ctx, req) {
+	for _, sh := range r.cl.Kcl.RequestSharded(ctx, req) {
 		if sh.Err != nil {
 			continue
 		}
@@ -323,7 +338,7 @@ func (r *runner) describeConsumerProtocol(ctx context.Context, groups []string) 
 	}
 	names := map[[16]byte]string{}
 	if needNames {
-		tds, err := r.cl.adm.ListTopics(ctx)
+		tds, err := r.cl.Adm.ListTopics(ctx)
 		if err != nil {
 			return nil, err
 		}

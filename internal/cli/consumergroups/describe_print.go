@@ -44,12 +44,7 @@ func (r *runner) describeCmd(ctx context.Context) error {
 	case r.o.stateSet:
 		view = viewState
 	}
-	groups, err := r.groupIDs(ctx)
-	if err != nil {
-		return err
-	}
-	sort.Strings(groups)
-	descs, err := r.describeGroups(ctx, groups)
+	groups, descs, err := r.describeSelected(ctx)
 	if err != nil {
 		return err
 	}
@@ -110,7 +105,7 @@ func (r *runner) describeCmd(ctx context.Context) error {
 		}
 	}
 	if failed > 0 {
-		return &reportedError{msg: fmt.Sprintf("describing %d of %d consumer groups failed", failed, len(groups))}
+		return &reportedError{Msg: fmt.Sprintf("describing %d of %d consumer groups failed", failed, len(groups))}
 	}
 	return nil
 }
@@ -168,7 +163,7 @@ func (r *runner) offsetLines(gd *groupDesc, rows []offsetRow) []string {
 	for _, rw := range rows {
 		tw, cw, hw = maxLen(tw, rw.Topic), maxLen(cw, rw.ConsumerID), maxLen(hw, rw.Host)
 	}
-	verbose := r.o.verbose
+	verbose := r.o.Verbose
 	widths := []int{gw, tw, 10, 15}
 	header := []string{"GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET"}
 	if verbose {
@@ -255,7 +250,7 @@ func (r *runner) memberLines(gd *groupDesc) []string {
 			iw = maxLen(iw, *m.GroupInstanceID)
 		}
 	}
-	verbose := r.o.verbose
+	verbose := r.o.Verbose
 	kip848 := gd.Type == "consumer"
 	widths := []int{gw, cw}
 	header := []string{"GROUP", "CONSUMER-ID"}
@@ -322,7 +317,7 @@ func (r *runner) stateLines(gd *groupDesc) []string {
 		strategy = missing
 	}
 	cols := []string{gd.Group, coord, strategy, gd.State}
-	if r.o.verbose && gd.Type == "consumer" {
+	if r.o.Verbose && gd.Type == "consumer" {
 		widths = append(widths, 15, 25)
 		header = append(header, "GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH")
 		cols = append(cols, strconv.Itoa(int(*gd.GroupEpoch)), strconv.Itoa(int(*gd.AssignmentEpoch)))

@@ -23,7 +23,7 @@
 // nothing more. The root command should therefore map errors like this:
 //
 //	if err := root.Execute(); err != nil {
-//		var ee *consumergroups.ExitError
+//		var ee *clikit.ExitError
 //		if errors.As(err, &ee) {
 //			os.Exit(ee.Code) // message already printed
 //		}

@@ -94,13 +94,13 @@ type listedGroup struct {
 // canonical states and types (filters are sent to the broker and re-applied
 // locally, so brokers that ignore them still give the right answer).
 func (r *runner) listConsumerGroups(ctxp context.Context, states, types []string) ([]listedGroup, error) {
-	ctx, cancel := r.cl.ctx(ctxp)
+	ctx, cancel := r.cl.Ctx(ctxp)
 	defer cancel()
 	var lowerTypes []string
 	for _, t := range types {
 		lowerTypes = append(lowerTypes, strings.ToLower(t))
 	}
-	listed, err := r.cl.adm.ListGroupsByType(ctx, lowerTypes, states...)
+	listed, err := r.cl.Adm.ListGroupsByType(ctx, lowerTypes, states...)
 	if err != nil {
 		return nil, err
 	}

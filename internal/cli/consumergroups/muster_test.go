@@ -103,19 +103,19 @@ func TestDescribeOffsetsMetadataOnMuster(t *testing.T) {
 		}
 	}
 	noMembers := "Consumer group 'admin-only' has no active members.\n"
-	f.run("--describe", "--group", "admin-only", "--offsets", "--verbose").expect(t, 0, lines(
+	f.run("--describe", "--group", "admin-only", "--offsets", "--verbose").Expect(t, 0, lines(
 		"GROUP           TOPIC           PARTITION  CURRENT-OFFSET  LEADER-EPOCH    LOG-END-OFFSET  LAG             CONSUMER-ID     HOST            CLIENT-ID       METADATA",
 		"admin-only      foo             1          2               -               3               1               -               -               -               -",
 		"admin-only      test            0          7               3               10              3               -               -               -               checkpoint-7",
 	), noMembers)
-	f.run("--describe", "--group", "admin-only").expect(t, 0, lines(
+	f.run("--describe", "--group", "admin-only").Expect(t, 0, lines(
 		"GROUP           TOPIC           PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG             CONSUMER-ID     HOST            CLIENT-ID",
 		"admin-only      foo             1          2               3               1               -               -               -",
 		"admin-only      test            0          7               10              3               -               -               -",
 	), noMembers)
 	// Describing did not join: the group is still Empty and has no members.
-	f.run("--describe", "--group", "admin-only", "--state").expect(t, 0, "*", noMembers)
-	f.run("--list", "--state").expect(t, 0, lines(
+	f.run("--describe", "--group", "admin-only", "--state").Expect(t, 0, "*", noMembers)
+	f.run("--list", "--state").Expect(t, 0, lines(
 		"GROUP                     STATE",
 		"admin-only                Empty",
 	), "")
@@ -146,7 +146,7 @@ func TestDeleteOffsetsNonEmptyOnMuster(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("no assignment")
 	}
-	f.run("--delete-offsets", "--group", "group1", "--topic", "test:0,1", "--topic", "foo").expect(t, 1, "",
+	f.run("--delete-offsets", "--group", "group1", "--topic", "test:0,1", "--topic", "foo").Expect(t, 1, "",
 		"Error: Deletion of offsets failed due to: The group is not empty.\n")
 	if c := f.committed("group1"); len(c["test"]) != 2 {
 		t.Errorf("offsets deleted from a non-empty group: %v", c)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/muster-io/muster/internal/cli/clikit"
 )
 
 // resetOffset is one planned partition offset.
@@ -56,12 +58,7 @@ func (r *runner) resetOffsetsCmd(ctx context.Context) error {
 			return usagef("The reset plan in '%s' has no group column; it can only be used with exactly one --group", r.o.fromFile)
 		}
 	}
-	groups, err := r.groupIDs(ctx)
-	if err != nil {
-		return err
-	}
-	sort.Strings(groups)
-	descs, err := r.describeGroups(ctx, groups)
+	groups, descs, err := r.describeSelected(ctx)
 	if err != nil {
 		return err
 	}
@@ -149,7 +146,7 @@ func (r *runner) resetOffsetsCmd(ctx context.Context) error {
 		}
 	}
 	if failed > 0 {
-		return &reportedError{msg: fmt.Sprintf("resetting offsets failed for %d of %d consumer groups", failed, len(groups))}
+		return &reportedError{Msg: fmt.Sprintf("resetting offsets failed for %d of %d consumer groups", failed, len(groups))}
 	}
 	return nil
 }
@@ -186,8 +183,8 @@ func (r *runner) partitionsToReset(ctx context.Context, group string) ([]topicPa
 		}
 	}
 	if len(whole) > 0 {
-		c, cancel := r.cl.ctx(ctx)
-		tds, err := r.cl.adm.ListTopics(c, whole...)
+		c, cancel := r.cl.Ctx(ctx)
+		tds, err := r.cl.Adm.ListTopics(c, whole...)
 		cancel()
 		if err != nil {
 			return nil, err
@@ -228,12 +225,12 @@ func (r *runner) prepareReset(ctx context.Context, group string, plan resetPlan)
 	}
 	out := map[topicPartition]int64{}
 	switch {
-	case o.toOffsetSet:
+	case o.ToOffsetSet:
 		for _, tp := range tps {
-			out[tp] = o.toOffset
+			out[tp] = o.ToOffset
 		}
 		return r.clamp(ctx, out)
-	case o.shiftBySet:
+	case o.ShiftBySet:
 		committed, err := r.fetchCommitted(ctx, group)
 		if err != nil {
 			return nil, err
@@ -243,23 +240,23 @@ func (r *runner) prepareReset(ctx context.Context, group string, plan resetPlan)
 			if !ok || c.At < 0 {
 				return nil, usagef("Cannot shift offset for partition %s-%d since there is no current committed offset", tp.Topic, tp.Partition)
 			}
-			out[tp] = c.At + o.shiftBy
+			out[tp] = c.At + o.ShiftBy
 		}
 		return r.clamp(ctx, out)
-	case o.toEarliest, o.toLatest:
-		listed, err := r.listOffsets(ctx, tps, o.toLatest)
+	case o.ToEarliest, o.ToLatest:
+		listed, err := r.listOffsets(ctx, tps, o.ToLatest)
 		if err != nil {
 			return nil, err
 		}
 		for _, tp := range tps {
 			v, ok := listed[tp]
 			if !ok {
-				return nil, usagef("Error getting %s offset of topic partition: %s-%d", pick(o.toLatest, "ending", "starting"), tp.Topic, tp.Partition)
+				return nil, usagef("Error getting %s offset of topic partition: %s-%d", pick(o.ToLatest, "ending", "starting"), tp.Topic, tp.Partition)
 			}
 			out[tp] = v
 		}
 		return out, nil
-	case o.toCurrent:
+	case o.ToCurrent:
 		committed, err := r.fetchCommitted(ctx, group)
 		if err != nil {
 			return nil, err
@@ -286,14 +283,14 @@ func (r *runner) prepareReset(ctx context.Context, group string, plan resetPlan)
 		return out, nil
 	default: // --to-datetime, --by-duration
 		var ts int64
-		if o.toDatetime != "" {
-			ts, err = parseDateTime(o.toDatetime, r.env.loc)
+		if o.ToDatetime != "" {
+			ts, err = clikit.ParseDateTime(o.ToDatetime, r.env.Loc)
 			if err != nil {
 				return nil, err
 			}
 		} else {
-			d, _ := parseISODuration(o.byDuration) // validated already
-			ts = r.env.now().Add(-d).UnixMilli()
+			d, _ := parseISODuration(o.ByDuration) // validated already
+			ts = r.env.Now().Add(-d).UnixMilli()
 		}
 		return r.offsetsForTime(ctx, tps, ts)
 	}
@@ -307,9 +304,9 @@ func (r *runner) offsetsForTime(parent context.Context, tps []topicPartition, ts
 	if len(tps) == 0 {
 		return out, nil
 	}
-	ctx, cancel := r.cl.ctx(parent)
+	ctx, cancel := r.cl.Ctx(parent)
 	defer cancel()
-	listed, err := r.cl.adm.ListOffsetsAfterMilli(ctx, ts, topicsOf(tps)...)
+	listed, err := r.cl.Adm.ListOffsetsAfterMilli(ctx, ts, topicsOf(tps)...)
 	if err != nil && listed == nil {
 		return nil, err
 	}
@@ -351,12 +348,12 @@ func (r *runner) clamp(ctx context.Context, req map[topicPartition]int64) (map[t
 		}
 		switch start, okStart := starts[tp]; {
 		case v > end:
-			if r.o.verbose {
+			if r.o.Verbose {
 				fmt.Fprintf(r.stderr, "New offset (%d) is higher than latest offset for topic partition %s-%d. Value will be set to %d\n", v, tp.Topic, tp.Partition, end)
 			}
 			v = end
 		case okStart && v < start:
-			if r.o.verbose {
+			if r.o.Verbose {
 				fmt.Fprintf(r.stderr, "New offset (%d) is lower than earliest offset for topic partition %s-%d. Value will be set to %d\n", v, tp.Topic, tp.Partition, start)
 			}
 			v = start
@@ -375,9 +372,9 @@ func (r *runner) commit(parent context.Context, group string, offs map[topicPart
 	for tp, o := range offs {
 		os.Add(kadm.Offset{Topic: tp.Topic, Partition: tp.Partition, At: o, LeaderEpoch: -1})
 	}
-	ctx, cancel := r.cl.ctx(parent)
+	ctx, cancel := r.cl.Ctx(parent)
 	defer cancel()
-	resps, err := r.cl.adm.CommitOffsets(ctx, group, os)
+	resps, err := r.cl.Adm.CommitOffsets(ctx, group, os)
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ func TestResetOffsetsSpecifiers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"--reset-offsets", "--group", "group1", dry}, tc.args...)
-			f.run(args...).expect(t, 0, tc.want, tc.stderr)
+			f.run(args...).Expect(t, 0, tc.want, tc.stderr)
 		})
 	}
 	// Nothing was committed by the dry runs.
@@ -69,21 +69,21 @@ func TestResetOffsetsExecuteExportFromFile(t *testing.T) {
 
 	// Default is a dry run, with Kafka's warning.
 	r := f.run("--reset-offsets", "--group", "group1", "--all-topics", "--to-latest")
-	r.expect(t, 0, "*", "*")
-	if !strings.HasPrefix(r.stderr, "WARN: No action will be performed as the --execute option is missing.") {
-		t.Errorf("stderr %q", r.stderr)
+	r.Expect(t, 0, "*", "*")
+	if !strings.HasPrefix(r.Stderr, "WARN: No action will be performed as the --execute option is missing.") {
+		t.Errorf("stderr %q", r.Stderr)
 	}
 
 	// Export: topic,partition,offset for one group.
-	f.run("--reset-offsets", "--group", "group1", "--all-topics", "--to-earliest", "--dry-run", "--export").expect(t, 0,
+	f.run("--reset-offsets", "--group", "group1", "--all-topics", "--to-earliest", "--dry-run", "--export").Expect(t, 0,
 		lines("foo,0,0", "test,0,0", "test,1,0"), "")
 	// With several groups the group column is added.
-	f.run("--reset-offsets", "--all-groups", "--topic", "test:0", "--to-offset", "2", "--dry-run", "--export").expect(t, 1,
+	f.run("--reset-offsets", "--all-groups", "--topic", "test:0", "--to-offset", "2", "--dry-run", "--export").Expect(t, 1,
 		lines("group1,test,0,2", "group2,test,0,2"),
 		"Error: Assignments can only be reset if the group 'live' is inactive, but the current state is Stable.\n")
 
 	// Execute commits.
-	f.run("--reset-offsets", "--group", "group1", "--all-topics", "--shift-by", "1", "--execute").expect(t, 0,
+	f.run("--reset-offsets", "--group", "group1", "--all-topics", "--shift-by", "1", "--execute").Expect(t, 0,
 		resetRows([4]string{"group1", "foo", "0", "2"}, [4]string{"group1", "test", "0", "5"}, [4]string{"group1", "test", "1", "5"}), "")
 	want := map[string]map[int32]int64{"foo": {0: 2}, "test": {0: 5, 1: 5}}
 	if c := f.committed("group1"); !reflect.DeepEqual(c, want) {
@@ -96,7 +96,7 @@ func TestResetOffsetsExecuteExportFromFile(t *testing.T) {
 	if err := os.WriteFile(plan, []byte("test,0,2\nfoo,0,9\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f.run("--reset-offsets", "--group", "group2", "--from-file", plan, "--execute").expect(t, 0,
+	f.run("--reset-offsets", "--group", "group2", "--from-file", plan, "--execute").Expect(t, 0,
 		resetRows([4]string{"group2", "foo", "0", "3"}, [4]string{"group2", "test", "0", "2"}), "")
 	want = map[string]map[int32]int64{"foo": {0: 3}, "test": {0: 2}}
 	if c := f.committed("group2"); !reflect.DeepEqual(c, want) {
@@ -106,19 +106,19 @@ func TestResetOffsetsExecuteExportFromFile(t *testing.T) {
 	if err := os.WriteFile(plan, []byte("fresh,test,1,3\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f.run("--reset-offsets", "--group", "fresh", "--from-file", plan, "--execute").expect(t, 0,
+	f.run("--reset-offsets", "--group", "fresh", "--from-file", plan, "--execute").Expect(t, 0,
 		resetRows([4]string{"fresh", "test", "1", "3"}), "")
 	if c := f.committed("fresh"); !reflect.DeepEqual(c, map[string]map[int32]int64{"test": {1: 3}}) {
 		t.Errorf("fresh committed %v", c)
 	}
 
 	// Active groups are refused with Kafka's message.
-	f.run("--reset-offsets", "--group", "live", "--all-topics", "--to-earliest", "--execute").expect(t, 1, "",
+	f.run("--reset-offsets", "--group", "live", "--all-topics", "--to-earliest", "--execute").Expect(t, 1, "",
 		"Error: Assignments can only be reset if the group 'live' is inactive, but the current state is Stable.\n")
 
 	// JSON document.
 	r = f.run("--reset-offsets", "--group", "group2", "--topic", "test:0", "--to-latest", "--dry-run", "--output", "json")
-	r.expect(t, 0, `{
+	r.Expect(t, 0, `{
   "dry_run": true,
   "groups": [
     {
@@ -138,7 +138,7 @@ func TestResetOffsetsExecuteExportFromFile(t *testing.T) {
 `, "")
 
 	// Unknown topic in scope is a runtime error.
-	f.run("--reset-offsets", "--group", "group2", "--topic", "nosuch", "--to-latest", "--dry-run").expect(t, 1, "",
+	f.run("--reset-offsets", "--group", "group2", "--topic", "nosuch", "--to-latest", "--dry-run").Expect(t, 1, "",
 		"Error: Resetting offsets of consumer group 'group2' failed due to This server does not host this topic-partition.\n")
 }
 
@@ -154,25 +154,6 @@ func TestParseHelpers(t *testing.T) {
 			t.Errorf("parseISODuration(%q) accepted", bad)
 		}
 	}
-	props, err := parseProperties(strings.NewReader("# c\nclient.id = x\nsasl.jaas.config=a \\\n  b\nssl.truststore.location: /tmp/t\nflag\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]string{"client.id": "x", "sasl.jaas.config": "a b", "ssl.truststore.location": "/tmp/t", "flag": ""}
-	if !reflect.DeepEqual(props, want) {
-		t.Errorf("props %v, want %v", props, want)
-	}
-	var errb strings.Builder
-	if _, err := clientOptions(map[string]string{"ssl.keystore.location": "k", "security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512",
-		"sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="p";`}, true, &errb); err != nil {
-		t.Fatal(err)
-	}
-	if errb.String() != "Ignoring unsupported client config 'ssl.keystore.location'.\n" {
-		t.Errorf("stderr %q", errb.String())
-	}
-	if _, err := clientOptions(map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER"}, false, &errb); err == nil {
-		t.Error("OAUTHBEARER accepted")
-	}
 }
 
 func TestCommandConfigFile(t *testing.T) {
@@ -181,6 +162,6 @@ func TestCommandConfigFile(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("client.id=admin\nssl.truststore.location=/nonexistent\nrequest.timeout.ms=1000\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f.run("--list", "--command-config", cfg).expect(t, 0, "", "")
-	f.run("--list", "--command-config", filepath.Join(t.TempDir(), "missing")).expect(t, 1, "", "*")
+	f.run("--list", "--command-config", cfg).Expect(t, 0, "", "")
+	f.run("--list", "--command-config", filepath.Join(t.TempDir(), "missing")).Expect(t, 1, "", "*")
 }

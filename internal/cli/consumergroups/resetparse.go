@@ -47,25 +47,6 @@ func parseISODuration(s string) (time.Duration, error) {
 	return time.Duration(total), nil
 }
 
-// parseDateTime parses --to-datetime like Kafka's Utils.getDateTime:
-// yyyy-MM-ddTHH:mm:ss.SSS with an optional zone (Z, +hh, +hhmm, +hh:mm); a
-// value without zone is read in loc. Seconds fraction may be omitted.
-func parseDateTime(s string, loc *time.Location) (int64, error) {
-	zoned := []string{"2006-01-02T15:04:05.000Z07:00", "2006-01-02T15:04:05.000Z0700", "2006-01-02T15:04:05.000Z07",
-		"2006-01-02T15:04:05Z07:00", "2006-01-02T15:04:05Z0700", "2006-01-02T15:04:05Z07"}
-	for _, l := range zoned {
-		if t, err := time.Parse(l, s); err == nil {
-			return t.UnixMilli(), nil
-		}
-	}
-	for _, l := range []string{"2006-01-02T15:04:05.000", "2006-01-02T15:04:05"} {
-		if t, err := time.ParseInLocation(l, s, loc); err == nil {
-			return t.UnixMilli(), nil
-		}
-	}
-	return 0, usagef("Error parsing timestamp '%s'. Format: 'YYYY-MM-DDTHH:mm:SS.sss'", s)
-}
-
 // resetPlan is a --from-file plan: group ("" for the 3-column format) to
 // partition offsets.
 type resetPlan map[string]map[topicPartition]int64

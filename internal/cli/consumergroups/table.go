@@ -5,32 +5,17 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
+
+	"github.com/muster-io/muster/internal/cli/clikit"
 )
 
 // missing is what Kafka prints for an absent value.
 const missing = "-"
 
-// row formats cols like Java's "%-W1s %-W2s ... %s": each column left-aligned
-// and padded to its width (never truncated), joined by one space. Trailing
-// blanks are removed.
-func row(widths []int, cols ...string) string {
-	var b strings.Builder
-	for i, c := range cols {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(c)
-		if i < len(widths) && len(c) < widths[i] {
-			b.WriteString(strings.Repeat(" ", widths[i]-len(c)))
-		}
-	}
-	return strings.TrimRight(b.String(), " ")
-}
+// row formats cols like Java's "%-W1s %-W2s ... %s" (see clikit.Row).
+func row(widths []int, cols ...string) string { return clikit.Row(widths, cols...) }
 
-func writeRow(w io.Writer, widths []int, cols ...string) {
-	fmt.Fprintln(w, row(widths, cols...))
-}
+var writeRow = clikit.WriteRow
 
 func maxLen(min int, ss ...string) int {
 	for _, s := range ss {

@@ -17,18 +17,18 @@ func TestListAndDescribe(t *testing.T) {
 	f := newFixture(t)
 	m := f.join("app")
 
-	f.run("--list").expect(t, 0, "app\n", "")
-	f.run("--list", "--state").expect(t, 0, lines("GROUP           STATE", "app             Stable"), "")
-	f.run("--list", "--state", "Empty,not_ready").expect(t, 0, "GROUP           STATE\n", "")
+	f.run("--list").Expect(t, 0, "app\n", "")
+	f.run("--list", "--state").Expect(t, 0, lines("GROUP           STATE", "app             Stable"), "")
+	f.run("--list", "--state", "Empty,not_ready").Expect(t, 0, "GROUP           STATE\n", "")
 
-	f.run("--describe", "--group", "app").expect(t, 0, lines(
+	f.run("--describe", "--group", "app").Expect(t, 0, lines(
 		"GROUP           TOPIC           PARTITION       OFFSET-LAG",
 		"app             counts          0               3",
 		"app             counts          1               -",
 		"app             words           0               6",
 		"app             words           1               -",
 		"app             words           2               -"), "")
-	f.run("--describe", "--group", "app", "--offsets", "--verbose").expect(t, 0, lines(
+	f.run("--describe", "--group", "app", "--offsets", "--verbose").Expect(t, 0, lines(
 		"GROUP           TOPIC           PARTITION       CURRENT-OFFSET  LEADER-EPOCH    LOG-END-OFFSET  OFFSET-LAG",
 		"app             counts          0               1               -               4               3",
 		"app             counts          1               -               -               0               -",
@@ -37,47 +37,47 @@ func TestListAndDescribe(t *testing.T) {
 		"app             words           2               -               -               0               -"), "")
 
 	r := f.run("--describe", "--group", "app", "--members")
-	r.expect(t, 0, "*", "")
-	out := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	r.Expect(t, 0, "*", "")
+	out := strings.Split(strings.TrimSpace(r.Stdout), "\n")
 	if len(out) != 2 || !strings.HasPrefix(out[0], "GROUP           MEMBER") ||
 		!strings.HasPrefix(out[1], "app             "+m.MemberID()+" ") ||
 		!strings.HasSuffix(out[1], " muster-streams-member ACTIVE: 0:[0,1,2] 1:[0,1];") {
-		t.Errorf("--members:\n%s", r.stdout)
+		t.Errorf("--members:\n%s", r.Stdout)
 	}
 	r = f.run("--describe", "--group", "app", "--members", "--verbose")
-	if r.code != 0 || !strings.Contains(r.stdout, "MEMBER-PROTOCOL") ||
-		!strings.Contains(r.stdout, " streams ") || !strings.HasSuffix(r.stdout, "ACTIVE: 0:[0,1,2] 1:[0,1]; TARGET-ACTIVE: 0:[0,1,2] 1:[0,1];\n") {
-		t.Errorf("--members --verbose (%d):\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "MEMBER-PROTOCOL") ||
+		!strings.Contains(r.Stdout, " streams ") || !strings.HasSuffix(r.Stdout, "ACTIVE: 0:[0,1,2] 1:[0,1]; TARGET-ACTIVE: 0:[0,1,2] 1:[0,1];\n") {
+		t.Errorf("--members --verbose (%d):\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 
 	r = f.run("--describe", "--group", "app", "--state")
-	r.expect(t, 0, "*", "")
-	out = strings.Split(strings.TrimSpace(r.stdout), "\n")
+	r.Expect(t, 0, "*", "")
+	out = strings.Split(strings.TrimSpace(r.Stdout), "\n")
 	if len(out) != 2 || !strings.HasPrefix(out[0], "GROUP           COORDINATOR (ID)") ||
 		!strings.Contains(out[1], "  (0)") || !strings.HasSuffix(out[1], "Stable          1") {
-		t.Errorf("--state:\n%s", r.stdout)
+		t.Errorf("--state:\n%s", r.Stdout)
 	}
 	r = f.run("--describe", "--group", "app", "--state", "--verbose")
-	if r.code != 0 || !strings.Contains(r.stdout, "GROUP-EPOCH     TARGET-ASSIGNMENT-EPOCH #MEMBERS") {
-		t.Errorf("--state --verbose (%d):\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "GROUP-EPOCH     TARGET-ASSIGNMENT-EPOCH #MEMBERS") {
+		t.Errorf("--state --verbose (%d):\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 
-	f.run("--describe", "--group", "nope").expect(t, 1, "", "Error: Streams group 'nope' does not exist.\n")
+	f.run("--describe", "--group", "nope").Expect(t, 1, "", "Error: Streams group 'nope' does not exist.\n")
 	// Every group is attempted; one failure fails the command.
 	r = f.run("--describe", "--group", "nope", "--group", "app", "--state")
-	if r.code != 1 || !strings.Contains(r.stdout, "Stable") || r.stderr != "Error: Streams group 'nope' does not exist.\n" {
-		t.Errorf("mixed describe (%d):\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != 1 || !strings.Contains(r.Stdout, "Stable") || r.Stderr != "Error: Streams group 'nope' does not exist.\n" {
+		t.Errorf("mixed describe (%d):\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	f.run("--describe", "--all-groups", "--state").expect(t, 0, "*", "")
+	f.run("--describe", "--all-groups", "--state").Expect(t, 0, "*", "")
 
 	// An active group refuses resets, offset deletion and deletion.
-	f.run("--reset-offsets", "--group", "app", "--all-input-topics", "--to-earliest", "--dry-run").expect(t, 1, "",
+	f.run("--reset-offsets", "--group", "app", "--all-input-topics", "--to-earliest", "--dry-run").Expect(t, 1, "",
 		"Error: Assignments can only be reset if the group 'app' is inactive, but the current state is Stable.\n")
-	f.run("--delete-offsets", "--group", "app", "--all-input-topics").expect(t, 1, "",
+	f.run("--delete-offsets", "--group", "app", "--all-input-topics").Expect(t, 1, "",
 		"Error: Deleting offsets of a streams group 'app' is forbidden if the group is not empty.\n")
 	r = f.run("--delete", "--group", "app")
-	if r.code != 1 || !strings.HasPrefix(r.stderr, "Error: Deletion of some streams groups failed:\n* Group 'app' could not be deleted due to: NON_EMPTY_GROUP") {
-		t.Errorf("delete active group (%d):\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != 1 || !strings.HasPrefix(r.Stderr, "Error: Deletion of some streams groups failed:\n* Group 'app' could not be deleted due to: NON_EMPTY_GROUP") {
+		t.Errorf("delete active group (%d):\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 
@@ -85,28 +85,28 @@ func TestResetDeleteOffsetsAndDelete(t *testing.T) {
 	f := newFixture(t)
 	f.leave(f.join("app"))
 
-	f.run("--describe", "--group", "app").expect(t, 0, "*", "Streams group 'app' has no active members.\n")
-	f.run("--describe", "--group", "app", "--members").expect(t, 0, "", "Streams group 'app' has no active members.\n")
+	f.run("--describe", "--group", "app").Expect(t, 0, "*", "Streams group 'app' has no active members.\n")
+	f.run("--describe", "--group", "app", "--members").Expect(t, 0, "", "Streams group 'app' has no active members.\n")
 
-	f.run("--reset-offsets", "--group", "app", "--all-input-topics", "--to-earliest", "--dry-run").expect(t, 0, lines(
+	f.run("--reset-offsets", "--group", "app", "--all-input-topics", "--to-earliest", "--dry-run").Expect(t, 0, lines(
 		"GROUP           TOPIC           PARTITION       NEW-OFFSET",
 		"app             counts          0               0",
 		"app             words           0               0"), "")
-	f.run("--reset-offsets", "--group", "app", "--all-input-topics", "--to-latest", "--dry-run", "--export").expect(t, 0, lines(
+	f.run("--reset-offsets", "--group", "app", "--all-input-topics", "--to-latest", "--dry-run", "--export").Expect(t, 0, lines(
 		"counts,0,4",
 		"words,0,10"), "")
 	if got := f.committed("app"); got["words"][0] != 4 || got["counts"][0] != 1 {
 		t.Fatalf("dry run changed offsets: %v", got)
 	}
-	f.run("--reset-offsets", "--group", "app", "--input-topic", "words", "--to-datetime", "2025-06-01T11:59:55.000", "--execute").expect(t, 0, lines(
+	f.run("--reset-offsets", "--group", "app", "--input-topic", "words", "--to-datetime", "2025-06-01T11:59:55.000", "--execute").Expect(t, 0, lines(
 		"GROUP           TOPIC           PARTITION       NEW-OFFSET",
 		"app             words           0               5",
 		"app             words           1               5",
 		"app             words           2               0"), "")
-	f.run("--reset-offsets", "--group", "app", "--input-topic", "counts:0", "--shift-by", "10", "--execute").expect(t, 0, lines(
+	f.run("--reset-offsets", "--group", "app", "--input-topic", "counts:0", "--shift-by", "10", "--execute").Expect(t, 0, lines(
 		"GROUP           TOPIC           PARTITION       NEW-OFFSET",
 		"app             counts          0               4"), "")
-	f.run("--reset-offsets", "--group", "app", "--input-topic", "words:1", "--by-duration", "PT18S", "--execute").expect(t, 0, lines(
+	f.run("--reset-offsets", "--group", "app", "--input-topic", "words:1", "--by-duration", "PT18S", "--execute").Expect(t, 0, lines(
 		"GROUP           TOPIC           PARTITION       NEW-OFFSET",
 		"app             words           1               2"), "")
 	got := f.committed("app")
@@ -114,7 +114,7 @@ func TestResetDeleteOffsetsAndDelete(t *testing.T) {
 		t.Fatalf("after reset: %v", got)
 	}
 
-	f.run("--delete-offsets", "--group", "app", "--input-topic", "counts").expect(t, 0, lines(
+	f.run("--delete-offsets", "--group", "app", "--input-topic", "counts").Expect(t, 0, lines(
 		"Request succeed for deleting offsets from group app.",
 		"TOPIC           PARTITION       STATUS",
 		"counts          0               Successful",
@@ -124,10 +124,10 @@ func TestResetDeleteOffsetsAndDelete(t *testing.T) {
 	}
 
 	r := f.run("--delete", "--group", "app", "--group", "nope")
-	r.expect(t, 1, "These streams groups were deleted successfully: 'app'\n", lines(
+	r.Expect(t, 1, "These streams groups were deleted successfully: 'app'\n", lines(
 		"Error: Deletion of some streams groups failed:",
 		"* Group 'nope' could not be deleted due to: GROUP_ID_NOT_FOUND: Group 'nope' is not a streams group or does not exist."))
-	f.run("--list").expect(t, 0, "", "")
+	f.run("--list").Expect(t, 0, "", "")
 }
 
 // TestTopologyNotAvailable: a group whose description was never pushed
@@ -140,10 +140,10 @@ func TestTopologyNotAvailable(t *testing.T) {
 	r := f.run("--describe", "--group", "app", "--topology")
 	notStored := "Error: No topology description is stored for streams group 'app'.\n"
 	notRequested := "Error: The broker did not return a topology description for streams group 'app' (status NOT_REQUESTED).\n"
-	if r.code != 1 || r.stdout != "" || (r.stderr != notStored && r.stderr != notRequested) {
-		t.Errorf("--topology (%d):\nstdout %q\nstderr %q", r.code, r.stdout, r.stderr)
+	if r.Code != 1 || r.Stdout != "" || (r.Stderr != notStored && r.Stderr != notRequested) {
+		t.Errorf("--topology (%d):\nstdout %q\nstderr %q", r.Code, r.Stdout, r.Stderr)
 	}
-	f.run("--describe", "--group", "nope", "--topology").expect(t, 1, "", "Error: Streams group 'nope' does not exist.\n")
+	f.run("--describe", "--group", "nope", "--topology").Expect(t, 1, "", "Error: Streams group 'nope' does not exist.\n")
 }
 
 func wordCountDescription(t *testing.T) *topology.Description {
@@ -201,9 +201,9 @@ func TestTopologyAvailable(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	f.run("--describe", "--group", "wc", "--topology").expect(t, 0, topology.Text(desc), "")
-	f.run("--describe", "--group", "wc", "--topology", "--format", "dot").expect(t, 0, ensureNL(topology.Dot(desc)), "")
-	f.run("--describe", "--group", "wc", "--topology", "--format", "mermaid").expect(t, 0, ensureNL(topology.Mermaid(desc)), "")
+	f.run("--describe", "--group", "wc", "--topology").Expect(t, 0, topology.Text(desc), "")
+	f.run("--describe", "--group", "wc", "--topology", "--format", "dot").Expect(t, 0, ensureNL(topology.Dot(desc)), "")
+	f.run("--describe", "--group", "wc", "--topology", "--format", "mermaid").Expect(t, 0, ensureNL(topology.Mermaid(desc)), "")
 }
 
 func ensureNL(s string) string {

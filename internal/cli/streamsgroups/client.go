@@ -5,53 +5,25 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/muster-io/muster/internal/cli/consumergroups"
+	"github.com/muster-io/muster/internal/cli/clikit"
 )
 
-// admin wraps the franz-go client and admin client with the --timeout.
-type admin struct {
-	kcl     *kgo.Client
-	adm     *kadm.Client
-	timeout time.Duration
-}
+// admin is the shared franz-go admin client bounded by --timeout, with the
+// streams-group requests below.
+type admin struct{ *clikit.Admin }
 
 func newAdmin(o *options, stderr io.Writer) (*admin, error) {
-	var seeds []string
-	for _, s := range strings.Split(o.bootstrap, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			seeds = append(seeds, s)
-		}
-	}
-	timeout := time.Duration(o.timeoutMs) * time.Millisecond
-	extra, err := consumergroups.CommandConfigOpts(o.commandConfig, o.verbose, stderr)
-	if err != nil {
-		if consumergroups.IsUsageError(err) {
-			return nil, usagef("%s", err.Error())
-		}
-		return nil, err
-	}
-	opts := append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.DialTimeout(timeout), kgo.ClientID("muster-streams-groups")}, extra...)
-	kcl, err := kgo.NewClient(opts...)
+	a, err := clikit.NewAdmin(o.ConnFlags, "muster-streams-groups", stderr)
 	if err != nil {
 		return nil, err
 	}
-	adm := kadm.NewClient(kcl)
-	adm.SetTimeoutMillis(int32(min(o.timeoutMs, 1<<31-1)))
-	return &admin{kcl: kcl, adm: adm, timeout: timeout}, nil
+	return &admin{a}, nil
 }
-
-func (a *admin) ctx(parent context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(parent, a.timeout)
-}
-
-func (a *admin) close() { a.kcl.Close() }
 
 // coordinatorInfo is a group's coordinator as FindCoordinator reports it.
 type coordinatorInfo struct {
@@ -64,9 +36,9 @@ func (c coordinatorInfo) String() string { return fmt.Sprintf("%s:%d  (%d)", c.h
 
 // findCoordinator looks the group's coordinator up.
 func (a *admin) findCoordinator(parent context.Context, group string) (coordinatorInfo, error) {
-	ctx, cancel := a.ctx(parent)
+	ctx, cancel := a.Ctx(parent)
 	defer cancel()
-	resp := a.adm.FindGroupCoordinators(ctx, group)
+	resp := a.Adm.FindGroupCoordinators(ctx, group)
 	r, ok := resp[group]
 	if !ok {
 		return coordinatorInfo{}, fmt.Errorf("no coordinator for group '%s'", group)
@@ -93,12 +65,12 @@ func (a *admin) describe(parent context.Context, group string, withTopology bool
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := a.ctx(parent)
+	ctx, cancel := a.Ctx(parent)
 	defer cancel()
 	req := kmsg.NewPtrStreamsGroupDescribeRequest()
 	req.Groups = []string{group}
 	req.IncludeTopologyDescription = withTopology
-	kresp, err := a.kcl.Broker(int(coord.id)).Request(ctx, req)
+	kresp, err := a.Kcl.Broker(int(coord.id)).Request(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -127,9 +99,9 @@ func (g *describedGroup) groupErr() error {
 // listStreamsGroups lists streams groups (ListGroups v5 type filter
 // "streams"), optionally in the given states, sorted by id.
 func (a *admin) listStreamsGroups(parent context.Context, states []string) ([]kadm.ListedGroup, error) {
-	ctx, cancel := a.ctx(parent)
+	ctx, cancel := a.Ctx(parent)
 	defer cancel()
-	listed, err := a.adm.ListGroupsByType(ctx, []string{"streams"}, states...)
+	listed, err := a.Adm.ListGroupsByType(ctx, []string{"streams"}, states...)
 	if err != nil {
 		return nil, err
 	}

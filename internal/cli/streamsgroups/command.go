@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/muster-io/muster/internal/cli/clikit"
 )
 
 // flagNoValue is the NoOptDefVal of --state (an optional-value flag, like
@@ -17,11 +19,8 @@ const flagNoValue = "\x00"
 
 // options are the parsed flags.
 type options struct {
-	bootstrap     string
-	commandConfig string
-	timeoutMs     int64
-	verbose       bool
-	format        string
+	clikit.ConnFlags
+	format string
 
 	list, describe, deleteGroups, deleteOffsets, resetOffsets bool
 
@@ -36,41 +35,25 @@ type options struct {
 
 	dryRun, execute, export bool
 
-	toEarliest, toLatest, toCurrent bool
-	toOffset, shiftBy               int64
-	toOffsetSet, shiftBySet         bool
-	toDatetime, byDuration          string
+	clikit.ResetScenario
 }
 
 // env is what the command takes from the outside world (tests pin it).
-type env struct {
-	now func() time.Time
-	loc *time.Location
-}
+type env = clikit.Env
 
 // NewCommand returns the `streams-groups` cobra command.
 func NewCommand() *cobra.Command {
-	return newCommand(env{now: time.Now, loc: time.Local})
+	return newCommand(clikit.SystemEnv())
 }
 
 func newCommand(e env) *cobra.Command {
 	o := &options{}
-	cmd := &cobra.Command{
-		Use:   "streams-groups",
-		Short: "List, describe and delete streams groups, show their topology, reset or delete their offsets",
-		Long: "This tool helps to list streams groups, describe a streams group (offsets, members, state, " +
-			"topology), delete streams groups, and reset or delete their offsets. It mirrors Kafka's " +
-			"kafka-streams-groups.sh.",
-		SilenceErrors: true,
-		SilenceUsage:  true,
-		Args:          cobra.ArbitraryArgs,
-	}
+	cmd := clikit.NewCommand("streams-groups", "List, describe and delete streams groups, show their topology, reset or delete their offsets",
+		"This tool helps to list streams groups, describe a streams group (offsets, members, state, "+
+			"topology), delete streams groups, and reset or delete their offsets. It mirrors Kafka's "+
+			"kafka-streams-groups.sh.")
 	f := cmd.Flags()
-	f.SortFlags = false
-	f.StringVar(&o.bootstrap, "bootstrap-server", "", "REQUIRED: The server(s) to connect to (host:port[,host:port...]).")
-	f.StringVar(&o.commandConfig, "command-config", "", "Property file containing client configs (client.id, security.protocol, sasl.mechanism, sasl.jaas.config); other keys are ignored.")
-	f.Int64Var(&o.timeoutMs, "timeout", 30000, "Timeout in milliseconds for each broker operation.")
-	f.BoolVar(&o.verbose, "verbose", false, "Provide additional information, if any, when describing the group.")
+	o.ConnFlags.AddFlags(f, 30000)
 
 	f.BoolVar(&o.list, "list", false, "List all streams groups.")
 	f.BoolVar(&o.describe, "describe", false, "Describe streams group and list offset lag related to given group.")
@@ -93,24 +76,11 @@ func newCommand(e env) *cobra.Command {
 	f.BoolVar(&o.dryRun, "dry-run", false, "Only show the new offsets of --reset-offsets, without committing them.")
 	f.BoolVar(&o.execute, "execute", false, "Execute the offset reset.")
 	f.BoolVar(&o.export, "export", false, "With --reset-offsets: print the new offsets as CSV (topic,partition,offset; group first with several groups).")
-	f.BoolVar(&o.toEarliest, "to-earliest", false, "Reset offsets to earliest offset.")
-	f.BoolVar(&o.toLatest, "to-latest", false, "Reset offsets to latest offset.")
-	f.BoolVar(&o.toCurrent, "to-current", false, "Reset offsets to current offset.")
-	f.Int64Var(&o.toOffset, "to-offset", 0, "Reset offsets to a specific offset.")
-	f.Int64Var(&o.shiftBy, "shift-by", 0, "Reset offsets shifting current offset by 'n' (positive or negative).")
-	f.StringVar(&o.toDatetime, "to-datetime", "", "Reset offsets to offset from datetime. Format: 'YYYY-MM-DDTHH:mm:SS.sss' with optional zone.")
-	f.StringVar(&o.byDuration, "by-duration", "", "Reset offsets to offset by duration from current timestamp. Format: 'PnDTnHnMnS'.")
+	o.ResetScenario.AddFlags(f, "Reset offsets shifting current offset by 'n' (positive or negative).")
 
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return toExitError(c.ErrOrStderr(), c.CommandPath(), usagef("%s", err.Error()))
+	clikit.Wire(cmd, failedPrefix, errMessage, func(c *cobra.Command, args []string) error {
+		return run(c.Context(), c, o, e, args)
 	})
-	cmd.RunE = func(c *cobra.Command, args []string) error {
-		err := run(c.Context(), c, o, e, args)
-		if err == nil {
-			return nil
-		}
-		return toExitError(c.ErrOrStderr(), c.CommandPath(), err)
-	}
 	return cmd
 }
 
@@ -128,7 +98,7 @@ func run(ctx context.Context, c *cobra.Command, o *options, e env, args []string
 	if err != nil {
 		return err
 	}
-	defer cl.close()
+	defer cl.Close()
 	r := &runner{o: o, env: e, cl: cl, stdout: c.OutOrStdout(), stderr: c.ErrOrStderr()}
 	switch {
 	case o.list:
@@ -159,8 +129,7 @@ type runner struct {
 // after a blank) work as in Kafka.
 func (o *options) finish(f *pflag.FlagSet, args []string) error {
 	o.stateSet = f.Changed("state")
-	o.toOffsetSet = f.Changed("to-offset")
-	o.shiftBySet = f.Changed("shift-by")
+	o.ResetScenario.Finish(f)
 	if o.state == flagNoValue {
 		o.state = ""
 	}
@@ -188,11 +157,11 @@ func (o *options) validate() error {
 	if count(o.list, o.describe, o.deleteGroups, o.deleteOffsets, o.resetOffsets) != 1 {
 		return usagef("Command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets")
 	}
-	if strings.TrimSpace(o.bootstrap) == "" {
+	if strings.TrimSpace(o.Bootstrap) == "" {
 		return usagef("Missing required argument \"[bootstrap-server]\"")
 	}
-	if o.timeoutMs <= 0 {
-		return usagef("Option [timeout] must be positive, got %d", o.timeoutMs)
+	if o.TimeoutMs <= 0 {
+		return usagef("Option [timeout] must be positive, got %d", o.TimeoutMs)
 	}
 	if len(o.groups) > 0 && o.allGroups {
 		return usagef("Option [group] can't be used along with option [all-groups]")
@@ -269,13 +238,13 @@ func (o *options) validate() error {
 		if _, err := parseTopicArgs(o.inputTopics); err != nil {
 			return err
 		}
-		if o.byDuration != "" {
-			if _, err := parseISODuration(o.byDuration); err != nil {
+		if o.ByDuration != "" {
+			if _, err := parseISODuration(o.ByDuration); err != nil {
 				return err
 			}
 		}
-		if o.toDatetime != "" {
-			if _, err := parseDatetime(o.toDatetime, time.UTC); err != nil {
+		if o.ToDatetime != "" {
+			if _, err := clikit.ParseDateTime(o.ToDatetime, time.UTC); err != nil {
 				return err
 			}
 		}
@@ -283,22 +252,7 @@ func (o *options) validate() error {
 	return nil
 }
 
-func (o *options) resetSpecifiers() []string {
-	var s []string
-	add := func(b bool, name string) {
-		if b {
-			s = append(s, name)
-		}
-	}
-	add(o.toEarliest, "to-earliest")
-	add(o.toLatest, "to-latest")
-	add(o.toCurrent, "to-current")
-	add(o.toOffsetSet, "to-offset")
-	add(o.shiftBySet, "shift-by")
-	add(o.toDatetime != "", "to-datetime")
-	add(o.byDuration != "", "by-duration")
-	return s
-}
+func (o *options) resetSpecifiers() []string { return o.Specifiers() }
 
 func pick(b bool, yes, no string) string {
 	if b {

@@ -42,9 +42,9 @@ func (r *runner) deleteCmd(parent context.Context) error {
 		}
 	}
 	if len(toDelete) > 0 {
-		ctx, cancel := r.cl.ctx(parent)
+		ctx, cancel := r.cl.Ctx(parent)
 		defer cancel()
-		resps, err := r.cl.adm.DeleteGroups(ctx, toDelete...)
+		resps, err := r.cl.Adm.DeleteGroups(ctx, toDelete...)
 		if err != nil && resps == nil {
 			return err
 		}
@@ -72,7 +72,7 @@ func (r *runner) deleteCmd(parent context.Context) error {
 	if len(deleted) > 0 {
 		fmt.Fprintf(r.stdout, "These streams groups were deleted successfully: '%s'\n", strings.Join(deleted, "', '"))
 	}
-	return &reportedError{msg: fmt.Sprintf("deletion of %d streams groups failed", len(failed))}
+	return &reportedError{Msg: fmt.Sprintf("deletion of %d streams groups failed", len(failed))}
 }
 
 // deleteErrText renders "ERROR_NAME: message".
@@ -110,9 +110,9 @@ func (r *runner) deleteOffsetsCmd(parent context.Context) error {
 	for _, tp := range tps {
 		set.Add(tp.topic, tp.partition)
 	}
-	ctx, cancel := r.cl.ctx(parent)
+	ctx, cancel := r.cl.Ctx(parent)
 	defer cancel()
-	resps, err := r.cl.adm.DeleteOffsets(ctx, g, set)
+	resps, err := r.cl.Adm.DeleteOffsets(ctx, g, set)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func (r *runner) deleteOffsetsCmd(parent context.Context) error {
 	}
 	writeTable(r.stdout, rows)
 	if failed > 0 {
-		return &reportedError{msg: fmt.Sprintf("deleting %d offsets failed", failed)}
+		return &reportedError{Msg: fmt.Sprintf("deleting %d offsets failed", failed)}
 	}
 	return nil
 }
@@ -143,11 +143,11 @@ func (r *runner) deleteOffsetsCmd(parent context.Context) error {
 // group's input topics (or, without a topology, of any topic); an
 // --input-topic without partitions means all its partitions.
 func (r *runner) scopePartitions(parent context.Context, d *describedGroup) ([]topicPartition, error) {
-	ctx, cancel := r.cl.ctx(parent)
+	ctx, cancel := r.cl.Ctx(parent)
 	defer cancel()
 	var out []topicPartition
 	if r.o.allInputTopics {
-		committed, err := r.cl.adm.FetchOffsets(ctx, d.Group)
+		committed, err := r.cl.Adm.FetchOffsets(ctx, d.Group)
 		if err != nil {
 			return nil, err
 		}
@@ -174,7 +174,7 @@ func (r *runner) scopePartitions(parent context.Context, d *describedGroup) ([]t
 		}
 	}
 	if len(whole) > 0 {
-		md, err := r.cl.adm.ListTopics(ctx, whole...)
+		md, err := r.cl.Adm.ListTopics(ctx, whole...)
 		if err != nil {
 			return nil, err
 		}

@@ -24,15 +24,12 @@ func (r *runner) describeCmd(ctx context.Context) error {
 	failed := 0
 	for _, g := range groups {
 		if err := r.describeOne(ctx, g); err != nil {
-			var re *reportedError
-			if !errors.As(err, &re) {
-				fmt.Fprintf(r.stderr, "Error: Executing streams group command failed due to %s\n", errMessage(err))
-			}
+			r.printFailure(err)
 			failed++
 		}
 	}
 	if failed > 0 {
-		return &reportedError{msg: fmt.Sprintf("describing %d of %d streams groups failed", failed, len(groups))}
+		return &reportedError{Msg: fmt.Sprintf("describing %d of %d streams groups failed", failed, len(groups))}
 	}
 	return nil
 }
@@ -95,7 +92,7 @@ func (r *runner) printState(d *describedGroup) {
 	}
 	header := []string{"GROUP", "COORDINATOR (ID)", "ASSIGNOR", "STATE"}
 	row := []string{d.Group, d.coord.String(), assignor, d.State}
-	if r.o.verbose {
+	if r.o.Verbose {
 		header = append(header, "GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH")
 		row = append(row, strconv.Itoa(int(d.Epoch)), strconv.Itoa(int(d.AssignmentEpoch)))
 	}
@@ -152,14 +149,14 @@ func (r *runner) printMembers(d *describedGroup) {
 	members := append([]kmsg.StreamsGroupDescribeResponseGroupMember(nil), d.Members...)
 	sort.Slice(members, func(i, j int) bool { return members[i].MemberID < members[j].MemberID })
 	var rows [][]string
-	if r.o.verbose {
+	if r.o.Verbose {
 		rows = append(rows, []string{"GROUP", "TARGET-ASSIGNMENT-EPOCH", "TOPOLOGY-EPOCH", "MEMBER", "MEMBER-PROTOCOL", "MEMBER-EPOCH", "PROCESS", "CLIENT-ID", "ASSIGNMENTS"})
 	} else {
 		rows = append(rows, []string{"GROUP", "MEMBER", "PROCESS", "CLIENT-ID", "ASSIGNMENTS"})
 	}
 	for _, m := range members {
 		asg := formatAssignment("", m.Assignment)
-		if r.o.verbose {
+		if r.o.Verbose {
 			if t := formatAssignment("TARGET-", m.TargetAssignment); t != "" {
 				asg = strings.TrimSpace(asg + " " + t)
 			}
@@ -167,7 +164,7 @@ func (r *runner) printMembers(d *describedGroup) {
 		if asg == "" {
 			asg = missing
 		}
-		if r.o.verbose {
+		if r.o.Verbose {
 			proto := "streams"
 			if m.IsClassic {
 				proto = "classic"
@@ -229,9 +226,9 @@ type offsetRow struct {
 // and every partition with a committed offset, the committed and log-end
 // offsets.
 func (r *runner) groupOffsets(parent context.Context, d *describedGroup) ([]offsetRow, error) {
-	ctx, cancel := r.cl.ctx(parent)
+	ctx, cancel := r.cl.Ctx(parent)
 	defer cancel()
-	committed, err := r.cl.adm.FetchOffsets(ctx, d.Group)
+	committed, err := r.cl.Adm.FetchOffsets(ctx, d.Group)
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +252,7 @@ func (r *runner) groupOffsets(parent context.Context, d *describedGroup) ([]offs
 		topics = append(topics, t)
 	}
 	if len(topics) > 0 {
-		ends, err := r.cl.adm.ListEndOffsets(ctx, topics...)
+		ends, err := r.cl.Adm.ListEndOffsets(ctx, topics...)
 		if err != nil {
 			return nil, err
 		}
@@ -301,7 +298,7 @@ func (r *runner) printOffsets(ctx context.Context, d *describedGroup) error {
 		return nil
 	}
 	table := [][]string{{"GROUP", "TOPIC", "PARTITION", "OFFSET-LAG"}}
-	if r.o.verbose {
+	if r.o.Verbose {
 		table[0] = []string{"GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LEADER-EPOCH", "LOG-END-OFFSET", "OFFSET-LAG"}
 	}
 	for _, row := range rows {
@@ -309,7 +306,7 @@ func (r *runner) printOffsets(ctx context.Context, d *describedGroup) error {
 		if row.committed != nil && row.end != nil {
 			lag = strconv.FormatInt(max(*row.end-*row.committed, 0), 10)
 		}
-		if r.o.verbose {
+		if r.o.Verbose {
 			le := missing
 			if row.leaderEpoch != nil && *row.leaderEpoch >= 0 {
 				le = strconv.Itoa(int(*row.leaderEpoch))

@@ -29,5 +29,5 @@
 //
 // Exit codes follow KAFKA-19537: 0 on success, 1 on a usage error or any
 // failure; messages go to stderr. The command returns a
-// *consumergroups.ExitError carrying the code.
+// *clikit.ExitError carrying the code.
 package streamsgroups

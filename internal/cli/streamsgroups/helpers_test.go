@@ -1,62 +1,27 @@
 package streamsgroups
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/muster-io/muster/internal/cli/consumergroups"
+	"github.com/muster-io/muster/internal/cli/clikit/clikittest"
 	"github.com/muster-io/muster/internal/testutil"
 	"github.com/muster-io/muster/streams/member"
 )
 
 var testNow = time.Date(2025, 6, 1, 12, 0, 10, 0, time.UTC)
 
-type result struct {
-	stdout, stderr string
-	code           int
-	err            error
-}
+type result = clikittest.Result
 
 func runCmd(args ...string) result {
-	cmd := newCommand(env{now: func() time.Time { return testNow }, loc: time.UTC})
-	var out, errb bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&errb)
-	cmd.SetArgs(args)
-	err := cmd.Execute()
-	r := result{stdout: out.String(), stderr: errb.String(), err: err}
-	if err != nil {
-		var ee *consumergroups.ExitError
-		if errors.As(err, &ee) {
-			r.code = ee.Code
-		} else {
-			r.code = -1
-		}
-	}
-	return r
+	return clikittest.Run(newCommand(env{Now: func() time.Time { return testNow }, Loc: time.UTC}), args...)
 }
 
-func (r result) expect(t *testing.T, code int, stdout, stderr string) {
-	t.Helper()
-	if r.code != code {
-		t.Errorf("exit code %d, want %d (err %v)\nstdout:\n%s\nstderr:\n%s", r.code, code, r.err, r.stdout, r.stderr)
-	}
-	if stdout != "*" && r.stdout != stdout {
-		t.Errorf("stdout:\n%s\nwant:\n%s", r.stdout, stdout)
-	}
-	if stderr != "*" && r.stderr != stderr {
-		t.Errorf("stderr:\n%s\nwant:\n%s", r.stderr, stderr)
-	}
-}
-
-func lines(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
+var lines = clikittest.Lines
 
 // fixture is a real broker with topics "words" (3 partitions) and "counts"
 // (2 partitions); words p0 has 10 records, p1 5, counts p0 4.
@@ -153,16 +118,5 @@ func (f *fixture) leave(m *member.Member) {
 
 func (f *fixture) committed(group string) map[string]map[int32]int64 {
 	f.t.Helper()
-	os, err := f.adm.FetchOffsets(context.Background(), group)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	out := map[string]map[int32]int64{}
-	os.Each(func(o kadm.OffsetResponse) {
-		if out[o.Topic] == nil {
-			out[o.Topic] = map[int32]int64{}
-		}
-		out[o.Topic][o.Partition] = o.At
-	})
-	return out
+	return clikittest.Committed(f.t, f.adm, group)
 }

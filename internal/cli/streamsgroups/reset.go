@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/muster-io/muster/internal/cli/clikit"
 )
 
 // resetCmd implements --reset-offsets for each group: the group must be
@@ -49,7 +51,7 @@ func (r *runner) resetCmd(ctx context.Context) error {
 		writeTable(r.stdout, rows)
 	}
 	if failed > 0 {
-		return &reportedError{msg: fmt.Sprintf("resetting offsets failed for %d of %d streams groups", failed, len(groups))}
+		return &reportedError{Msg: fmt.Sprintf("resetting offsets failed for %d of %d streams groups", failed, len(groups))}
 	}
 	return nil
 }
@@ -74,7 +76,7 @@ func (r *runner) resetOne(parent context.Context, g string) ([]newOffset, error)
 	if len(tps) == 0 {
 		return nil, nil
 	}
-	ctx, cancel := r.cl.ctx(parent)
+	ctx, cancel := r.cl.Ctx(parent)
 	defer cancel()
 	topics := map[string]bool{}
 	var names []string
@@ -84,28 +86,28 @@ func (r *runner) resetOne(parent context.Context, g string) ([]newOffset, error)
 			names = append(names, tp.topic)
 		}
 	}
-	starts, err := r.cl.adm.ListStartOffsets(ctx, names...)
+	starts, err := r.cl.Adm.ListStartOffsets(ctx, names...)
 	if err != nil {
 		return nil, err
 	}
-	ends, err := r.cl.adm.ListEndOffsets(ctx, names...)
+	ends, err := r.cl.Adm.ListEndOffsets(ctx, names...)
 	if err != nil {
 		return nil, err
 	}
-	committed, err := r.cl.adm.FetchOffsets(ctx, g)
+	committed, err := r.cl.Adm.FetchOffsets(ctx, g)
 	if err != nil {
 		return nil, err
 	}
 	var byTime kadm.ListedOffsets
-	if r.o.toDatetime != "" || r.o.byDuration != "" {
+	if r.o.ToDatetime != "" || r.o.ByDuration != "" {
 		var ms int64
-		if r.o.toDatetime != "" {
-			ms, _ = parseDatetime(r.o.toDatetime, r.env.loc)
+		if r.o.ToDatetime != "" {
+			ms, _ = clikit.ParseDateTime(r.o.ToDatetime, r.env.Loc)
 		} else {
-			dur, _ := parseISODuration(r.o.byDuration)
-			ms = r.env.now().Add(-dur).UnixMilli()
+			dur, _ := parseISODuration(r.o.ByDuration)
+			ms = r.env.Now().Add(-dur).UnixMilli()
 		}
-		if byTime, err = r.cl.adm.ListOffsetsAfterMilli(ctx, ms, names...); err != nil {
+		if byTime, err = r.cl.Adm.ListOffsetsAfterMilli(ctx, ms, names...); err != nil {
 			return nil, err
 		}
 	}
@@ -120,22 +122,22 @@ func (r *runner) resetOne(parent context.Context, g string) ([]newOffset, error)
 		hasCur = hasCur && cur.Err == nil && cur.At >= 0
 		var target int64
 		switch {
-		case r.o.toEarliest:
+		case r.o.ToEarliest:
 			target = start.Offset
-		case r.o.toLatest:
+		case r.o.ToLatest:
 			target = end.Offset
-		case r.o.toCurrent:
+		case r.o.ToCurrent:
 			target = end.Offset
 			if hasCur {
 				target = cur.At
 			}
-		case r.o.toOffsetSet:
-			target = r.o.toOffset
-		case r.o.shiftBySet:
+		case r.o.ToOffsetSet:
+			target = r.o.ToOffset
+		case r.o.ShiftBySet:
 			if !hasCur {
 				return nil, fmt.Errorf("cannot shift offset for partition %s-%d since there is no current committed offset", tp.topic, tp.partition)
 			}
-			target = cur.At + r.o.shiftBy
+			target = cur.At + r.o.ShiftBy
 		default: // --to-datetime / --by-duration
 			target = end.Offset
 			if o, ok := byTime.Lookup(tp.topic, tp.partition); ok && o.Err == nil && o.Offset >= 0 {
@@ -150,7 +152,7 @@ func (r *runner) resetOne(parent context.Context, g string) ([]newOffset, error)
 		for _, o := range out {
 			offs.AddOffset(o.tp.topic, o.tp.partition, o.offset, -1)
 		}
-		resp, err := r.cl.adm.CommitOffsets(ctx, g, offs)
+		resp, err := r.cl.Adm.CommitOffsets(ctx, g, offs)
 		if err != nil {
 			return nil, err
 		}

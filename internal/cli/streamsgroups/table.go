@@ -1,29 +1,16 @@
 package streamsgroups
 
 import (
-	"fmt"
 	"io"
-	"strings"
+
+	"github.com/muster-io/muster/internal/cli/clikit"
 )
 
 // missing is what Kafka's tools print for an absent value.
 const missing = "-"
 
-// writeRow prints cols like Java's "%-W1s %-W2s ... %s": left-aligned,
-// padded (never truncated), one space apart, trailing blanks removed.
-func writeRow(w io.Writer, widths []int, cols ...string) {
-	var b strings.Builder
-	for i, c := range cols {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(c)
-		if i < len(widths) && len(c) < widths[i] {
-			b.WriteString(strings.Repeat(" ", widths[i]-len(c)))
-		}
-	}
-	fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-}
+// writeRow prints cols like Java's "%-W1s %-W2s ... %s" (see clikit.Row).
+var writeRow = clikit.WriteRow
 
 // widthsOf returns, per column, max(min, longest cell) over the rows.
 func widthsOf(min int, rows [][]string) []int {

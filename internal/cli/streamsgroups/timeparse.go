@@ -36,21 +36,3 @@ func parseISODuration(s string) (time.Duration, error) {
 	}
 	return d, nil
 }
-
-// parseDatetime parses --to-datetime: yyyy-MM-ddTHH:mm:ss[.SSS] with an
-// optional zone (Z, +hh, +hhmm, +hh:mm); without a zone it is read in loc.
-// It returns Unix milliseconds.
-func parseDatetime(s string, loc *time.Location) (int64, error) {
-	for _, l := range []string{"2006-01-02T15:04:05.000Z07:00", "2006-01-02T15:04:05.000Z0700", "2006-01-02T15:04:05.000Z07",
-		"2006-01-02T15:04:05Z07:00", "2006-01-02T15:04:05Z0700", "2006-01-02T15:04:05Z07"} {
-		if t, err := time.Parse(l, s); err == nil {
-			return t.UnixMilli(), nil
-		}
-	}
-	for _, l := range []string{"2006-01-02T15:04:05.000", "2006-01-02T15:04:05"} {
-		if t, err := time.ParseInLocation(l, s, loc); err == nil {
-			return t.UnixMilli(), nil
-		}
-	}
-	return 0, usagef("Error parsing timestamp '%s'. Format: 'YYYY-MM-DDTHH:mm:SS.sss'", s)
-}

@@ -2,7 +2,6 @@ package streamsgroups
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -36,15 +35,12 @@ func (r *runner) topologyCmd(ctx context.Context) error {
 			err = renderTopology(r.stdout, r.stderr, d, r.o.format)
 		}
 		if err != nil {
-			var re *reportedError
-			if !errors.As(err, &re) {
-				fmt.Fprintf(r.stderr, "Error: Executing streams group command failed due to %s\n", errMessage(err))
-			}
+			r.printFailure(err)
 			failed++
 		}
 	}
 	if failed > 0 {
-		return &reportedError{msg: fmt.Sprintf("the topology of %d of %d streams groups is not available", failed, len(groups))}
+		return &reportedError{Msg: fmt.Sprintf("the topology of %d of %d streams groups is not available", failed, len(groups))}
 	}
 	return nil
 }

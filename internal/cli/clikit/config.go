@@ -1,4 +1,4 @@
-package consumergroups
+package clikit
 
 import (
 	"bufio"
@@ -70,7 +70,7 @@ func clientOptions(props map[string]string, verbose bool, stderr io.Writer) ([]k
 	case "SSL", "SASL_SSL":
 		opts = append(opts, kgo.DialTLSConfig(&tls.Config{MinVersion: tls.VersionTLS12}))
 	default:
-		return nil, usagef("Invalid security.protocol '%s' in --command-config", props["security.protocol"])
+		return nil, Usagef("Invalid security.protocol '%s' in --command-config", props["security.protocol"])
 	}
 	if strings.HasPrefix(proto, "SASL_") {
 		mech := strings.ToUpper(props["sasl.mechanism"])
@@ -90,7 +90,7 @@ func clientOptions(props map[string]string, verbose bool, stderr io.Writer) ([]k
 		case "SCRAM-SHA-512":
 			opts = append(opts, kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()))
 		default:
-			return nil, usagef("Unsupported sasl.mechanism '%s' in --command-config (supported: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)", mech)
+			return nil, Usagef("Unsupported sasl.mechanism '%s' in --command-config (supported: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)", mech)
 		}
 	}
 	if verbose {
@@ -108,18 +108,22 @@ func clientOptions(props map[string]string, verbose bool, stderr io.Writer) ([]k
 	return opts, nil
 }
 
-func loadCommandConfig(path string, verbose bool, stderr io.Writer) ([]kgo.Opt, error) {
+// CommandConfigOpts loads a --command-config properties file into franz-go
+// options (see clientOptions; other keys ignored, noted on stderr with
+// verbose). An empty path gives no options; an unreadable file or a bad
+// value is a *UsageError.
+func CommandConfigOpts(path string, verbose bool, stderr io.Writer) ([]kgo.Opt, error) {
 	if path == "" {
 		return nil, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, usagef("Cannot read --command-config file: %v", err)
+		return nil, Usagef("Cannot read --command-config file: %v", err)
 	}
 	defer f.Close()
 	props, err := parseProperties(f)
 	if err != nil {
-		return nil, usagef("Cannot read --command-config file: %v", err)
+		return nil, Usagef("Cannot read --command-config file: %v", err)
 	}
 	return clientOptions(props, verbose, stderr)
 }
