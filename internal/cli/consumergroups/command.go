@@ -14,7 +14,7 @@ import (
 
 // flagNoValue is the pflag NoOptDefVal used for --state / --type given
 // without a value (both take an optional value, like Kafka's joptsimple).
-const flagNoValue = "\x00"
+const flagNoValue = "*" // shown in --help as [="*"]: any state
 
 // options are the parsed command-line flags.
 type options struct {

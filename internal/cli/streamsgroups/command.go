@@ -15,7 +15,7 @@ import (
 
 // flagNoValue is the NoOptDefVal of --state (an optional-value flag, like
 // Kafka's joptsimple option).
-const flagNoValue = "\x00"
+const flagNoValue = "*" // shown in --help as [="*"]: any state
 
 // options are the parsed flags.
 type options struct {
