@@ -6,6 +6,7 @@
 package clikit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -61,6 +62,9 @@ func ToExitError(stderr io.Writer, cmdPath, failedPrefix string, errMessage func
 		return &ExitError{Code: 1, Msg: re.Msg}
 	default:
 		msg := failedPrefix + errMessage(err)
+		if errors.Is(err, context.DeadlineExceeded) {
+			msg += " (no answer within --timeout: is --bootstrap-server a reachable Kafka listener?)"
+		}
 		fmt.Fprintf(stderr, "Error: %s\n", msg)
 		return &ExitError{Code: 1, Msg: msg}
 	}
