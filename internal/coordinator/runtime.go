@@ -93,9 +93,16 @@ type Shard struct {
 	inflight    *batch
 	outstanding map[*Call]struct{}
 	commitDone  chan error
+	appends     chan appendReq // to the shard's committer goroutine; at most one in flight
 	stopTimer   func() bool
 	timerAt     time.Time
 	lastErr     error
+}
+
+// appendReq is one batch handed to the shard's committer goroutine.
+type appendReq struct {
+	lease store.Shard
+	recs  []Record
 }
 
 const (
@@ -121,7 +128,7 @@ func NewRuntime(cfg *Config, st store.Store, clock Clock, log *slog.Logger, queu
 	rt := &Runtime{cfg: cfg, store: st, clock: clock, log: log, stop: make(chan struct{}), hooks: hooks}
 	for i := int32(0); i < cfg.Shards; i++ {
 		rt.shards = append(rt.shards, &Shard{rt: rt, id: i, ops: make(chan *Call, queueDepth),
-			wake: make(chan struct{}, 1), done: make(chan struct{}), commitDone: make(chan error, 1)})
+			wake: make(chan struct{}, 1), done: make(chan struct{}), commitDone: make(chan error, 1), appends: make(chan appendReq, 1)})
 	}
 	return rt
 }
@@ -244,6 +251,10 @@ func (rt *Runtime) DoShard(ctx context.Context, shard int32, meta Meta, op func(
 func (s *Shard) loop() {
 	defer s.rt.wg.Done()
 	defer close(s.done)
+	go s.committer()
+	// The loop returns only with no Append in flight (shutdown and a failed load wait for it),
+	// so closing appends stops the committer without losing a result.
+	defer close(s.appends)
 	defer func() {
 		if s.stopTimer != nil {
 			s.stopTimer()
@@ -261,16 +272,7 @@ func (s *Shard) loop() {
 		case c := <-s.ops:
 			s.queued.Add(-1)
 			s.run(c)
-			for i := 0; i < 1024; i++ { // drain what is queued into the same batch
-				select {
-				case c := <-s.ops:
-					s.queued.Add(-1)
-					s.run(c)
-					continue
-				default:
-				}
-				break
-			}
+			s.drain()
 		case err := <-s.commitDone:
 			if !s.committed(err) {
 				if !s.load() {
@@ -279,11 +281,25 @@ func (s *Shard) loop() {
 				s.armTimer()
 				continue
 			}
+			s.drain() // what queued during the Append joins the next one
 		case <-s.wake:
 		}
 		s.runTimers()
 		s.maybeCommit()
 		s.armTimer()
+	}
+}
+
+// drain runs what is queued (up to 1024 calls) into the current batch.
+func (s *Shard) drain() {
+	for i := 0; i < 1024; i++ {
+		select {
+		case c := <-s.ops:
+			s.queued.Add(-1)
+			s.run(c)
+		default:
+			return
+		}
 	}
 }
 
@@ -432,16 +448,21 @@ func (s *Shard) maybeCommit() {
 	s.inflight = b
 	s.cur = &batch{}
 	s.st.batch = s.cur
-	recs := dedupe(b.records)
-	lease := s.lease
-	go func() {
+	s.appends <- appendReq{lease: s.lease, recs: dedupe(b.records)}
+}
+
+// committer is the shard's long-lived Append goroutine: it appends each batch the loop hands it
+// (one at a time, so one batch is in flight per shard) and reports the result on commitDone. A
+// long-lived goroutine keeps its grown stack and saves a goroutine start per batch.
+func (s *Shard) committer() {
+	for req := range s.appends {
 		start := time.Now()
-		err := lease.Append(context.Background(), recs)
+		err := req.lease.Append(context.Background(), req.recs)
 		if s.rt.hooks.OnCommit != nil {
-			s.rt.hooks.OnCommit(s.id, len(recs), time.Since(start), err)
+			s.rt.hooks.OnCommit(s.id, len(req.recs), time.Since(start), err)
 		}
 		s.commitDone <- err
-	}()
+	}
 }
 
 // committed handles an Append result; false means the shard must reload.
