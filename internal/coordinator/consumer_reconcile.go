@@ -74,11 +74,15 @@ func (g *ConsumerGroup) nextAssignment(mid string, cur *consumerCurrent, targetE
 	keep, revoke, add = normalizeTP(keep), normalizeTP(revoke), normalizeTP(add)
 	if len(revoke) > 0 && ownsAny(owned, revoke) {
 		return &consumerCurrent{epoch: cur.epoch, prevEpoch: cur.prevEpoch, state: MemberUnrevokedPartitions,
-			assigned: keep, pending: revoke}
+			assigned: keep, pending: revoke, epochs: cur.epochs.restrict(cur.assigned)}
 	}
 	next := &consumerCurrent{epoch: targetEpoch, prevEpoch: cur.epoch, state: MemberStable, pending: topicPartitions{}}
+	next.epochs = cur.epochs.restrict(keep)
 	for t, ps := range add {
 		keep[t] = append(keep[t], ps...)
+		for _, p := range ps {
+			next.epochs.set(t, p, targetEpoch)
+		}
 	}
 	next.assigned = normalizeTP(keep)
 	if unreleased {
@@ -89,5 +93,5 @@ func (g *ConsumerGroup) nextAssignment(mid string, cur *consumerCurrent, targetE
 
 func equalCurrent(a, b *consumerCurrent) bool {
 	return a.epoch == b.epoch && a.prevEpoch == b.prevEpoch && a.state == b.state &&
-		equalTP(a.assigned, b.assigned) && equalTP(a.pending, b.pending)
+		equalTP(a.assigned, b.assigned) && equalTP(a.pending, b.pending) && a.epochs.equal(b.epochs)
 }

@@ -96,12 +96,13 @@ func cgTargetMemberValue(a topicPartitions) []byte {
 
 func cgCurrentValue(c *consumerCurrent) []byte {
 	e := Enc{}
-	e.Int16(0)
+	e.Int16(cgCurrentVersion(c))
 	e.Int32(c.epoch)
 	e.Int32(c.prevEpoch)
 	e.Int8(int8(c.state))
 	encTP(&e, c.assigned)
 	encTP(&e, c.pending)
+	encAssignmentEpochs(&e, c) // value version 1 only
 	return e.B
 }
 
@@ -330,7 +331,8 @@ func replayCGCurrent(st *State, key, value []byte) error {
 		return nil
 	}
 	d := Dec{B: value}
-	if _, err := checkVersion(&d, 0, "ConsumerGroupCurrentMemberAssignment"); err != nil {
+	version, err := checkVersion(&d, 1, "ConsumerGroupCurrentMemberAssignment")
+	if err != nil {
 		return err
 	}
 	c := &consumerCurrent{}
@@ -339,6 +341,9 @@ func replayCGCurrent(st *State, key, value []byte) error {
 	c.state = ConsumerMemberState(d.Int8())
 	c.assigned = decTP(&d)
 	c.pending = decTP(&d)
+	if version >= 1 {
+		c.epochs = decAssignmentEpochs(&d)
+	}
 	if err := d.Done(); err != nil {
 		return err
 	}
