@@ -113,3 +113,32 @@ func TestCGCurrentAssignmentValueVersions(t *testing.T) {
 		}
 	}
 }
+
+// TestCGAssignmentEpochsFromV0: a member whose current assignment was written without
+// assignment epochs (value version 0) gets its kept partitions bounded by its epoch at the next
+// epoch move, so an older-epoch commit for them is accepted from then on.
+func TestCGAssignmentEpochsFromV0(t *testing.T) {
+	h := newCGHarness(t)
+	h.topics.add("t", 4)
+	a := h.joinClient("g", "a", "t")
+	h.settle("g", []*cgClient{a})
+	g := h.group("g")
+	// Drop the epochs as if the record had been written by a version without them.
+	cur := *g.current("a")
+	cur.epochs = nil
+	g.writeCurrent(h.st, "a", &cur)
+	old := a.epoch
+	err := g.ValidateOffsetCommit(h.st, &CommitIdentity{MemberID: "a", GenerationOrEpoch: old - 1, APIVersion: 9, Partitions: map[string][]int32{"t": {0}}})
+	if pe, ok := err.(*PartitionErrors); !ok || pe.Code("t", 0) != kerr.StaleMemberEpoch.Code {
+		t.Fatalf("unknown assignment epoch must be stale: %v", err)
+	}
+	b := h.joinClient("g", "b", "t")
+	h.settle("g", []*cgClient{a, b})
+	var kept int32 = -1
+	for _, ps := range a.owned {
+		kept = ps[0]
+	}
+	if err := g.ValidateOffsetCommit(h.st, &CommitIdentity{MemberID: "a", GenerationOrEpoch: old, APIVersion: 9, Partitions: map[string][]int32{"t": {kept}}}); err != nil {
+		t.Fatalf("kept partition bounded by epoch %d: %v", old, err)
+	}
+}

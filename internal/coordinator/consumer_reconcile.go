@@ -78,6 +78,17 @@ func (g *ConsumerGroup) nextAssignment(mid string, cur *consumerCurrent, targetE
 	}
 	next := &consumerCurrent{epoch: targetEpoch, prevEpoch: cur.epoch, state: MemberStable, pending: topicPartitions{}}
 	next.epochs = cur.epochs.restrict(keep)
+	if cur.epoch > 0 {
+		// A kept partition of unknown assignment epoch (a value version 0 record) was assigned
+		// at or before the member's epoch: record that bound (conservative for KIP-1251).
+		for t, ps := range keep {
+			for _, p := range ps {
+				if _, ok := next.epochs.get(t, p); !ok {
+					next.epochs.set(t, p, cur.epoch)
+				}
+			}
+		}
+	}
 	for t, ps := range add {
 		keep[t] = append(keep[t], ps...)
 		for _, p := range ps {
