@@ -83,6 +83,10 @@ type consumerCurrent struct {
 	state     ConsumerMemberState
 	assigned  topicPartitions
 	pending   topicPartitions // partitions pending revocation
+	// epochs are the assignment epochs of the assigned partitions and those pending revocation
+	// (the member epoch at which each was given; KIP-1251), stored from record value version 1;
+	// a partition without an entry has an unknown assignment epoch.
+	epochs assignmentEpochs
 }
 
 // consumerRegex is a resolved subscription regex (record type 16).
@@ -292,13 +296,17 @@ func (g *ConsumerGroup) IsSubscribedToTopic(topic string) bool {
 	return false
 }
 
-// ValidateOffsetCommit implements Group (Kafka's ConsumerGroup.validateOffsetCommit, ≤ 4.2
-// epoch rule): no members and a negative epoch → accepted (admin commit); a transactional commit
+// ValidateOffsetCommit implements Group (Kafka's ConsumerGroup.validateOffsetCommit, 4.3+ with
+// KIP-1251): no members and a negative epoch → accepted (admin commit); a transactional commit
 // without identity → accepted; unknown member → UNKNOWN_MEMBER_ID; a classic-protocol member
 // whose generation ≠ its member epoch → ILLEGAL_GENERATION; a non-transactional commit
-// below OffsetCommit v9 from a consumer-protocol member → UNSUPPORTED_VERSION; epoch ≠ member
-// epoch → STALE_MEMBER_EPOCH.
-func (g *ConsumerGroup) ValidateOffsetCommit(_ *State, c *CommitIdentity) error {
+// below OffsetCommit v9 from a consumer-protocol member → UNSUPPORTED_VERSION; an epoch above the
+// member epoch → STALE_MEMBER_EPOCH; an epoch below it is checked per partition: the partition
+// must be assigned to the member or pending revocation, with an assignment epoch ≤ the received
+// epoch, else STALE_MEMBER_EPOCH for that partition (*PartitionErrors). A partition whose
+// assignment epoch is unknown (written before value version 1) or whose topic is unknown is
+// stale, as is an older-epoch commit without partitions.
+func (g *ConsumerGroup) ValidateOffsetCommit(st *State, c *CommitIdentity) error {
 	if c.GenerationOrEpoch < 0 && len(g.members) == 0 {
 		return nil
 	}
@@ -319,10 +327,29 @@ func (g *ConsumerGroup) ValidateOffsetCommit(_ *State, c *CommitIdentity) error 
 	if !c.Transactional && c.APIVersion < 9 {
 		return Errf(kerr.UnsupportedVersion, "OffsetCommit version %d is not supported by members using the consumer protocol.", c.APIVersion)
 	}
-	if epoch := g.current(c.MemberID).epoch; c.GenerationOrEpoch != epoch {
-		return Errf(kerr.StaleMemberEpoch, "The received member epoch %d does not match the current member epoch %d.", c.GenerationOrEpoch, epoch)
+	cur := g.current(c.MemberID)
+	switch {
+	case c.GenerationOrEpoch == cur.epoch:
+		return nil
+	case c.GenerationOrEpoch > cur.epoch || len(c.Partitions) == 0 || st == nil || st.Cfg == nil || st.Cfg.Topics == nil:
+		return Errf(kerr.StaleMemberEpoch, "The received member epoch %d does not match the current member epoch %d.", c.GenerationOrEpoch, cur.epoch)
 	}
-	return nil
+	var perr PartitionErrors
+	for _, topic := range sortedKeys(c.Partitions) {
+		id, _, known := st.Cfg.Topics.TopicID(topic)
+		for _, p := range c.Partitions[topic] {
+			ok := false
+			if known {
+				held := containsPartition(cur.assigned[id], p) || containsPartition(cur.pending[id], p)
+				e, has := cur.epochs.get(id, p)
+				ok = held && has && e <= c.GenerationOrEpoch
+			}
+			if !ok {
+				perr.add(topic, p, kerr.StaleMemberEpoch)
+			}
+		}
+	}
+	return perr.orNil()
 }
 
 // ValidateOffsetFetch implements Group: unknown member → UNKNOWN_MEMBER_ID; epoch ≠ member

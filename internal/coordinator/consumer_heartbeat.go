@@ -436,7 +436,8 @@ func (g *ConsumerGroup) replaceStaticMember(st *State, oldID, newID string) {
 	oldM := *g.members[oldID]
 	target := cloneTP(g.targets[oldID])
 	cur := g.current(oldID)
-	next := &consumerCurrent{epoch: 0, prevEpoch: 0, state: cur.state, assigned: cloneTP(cur.assigned), pending: cloneTP(cur.pending)}
+	next := &consumerCurrent{epoch: 0, prevEpoch: 0, state: cur.state, assigned: cloneTP(cur.assigned), pending: cloneTP(cur.pending),
+		epochs: cur.epochs.restrict(cur.assigned).merge(cur.epochs.restrict(cur.pending))}
 	g.writeMemberTombstones(st, oldID)
 	st.Timers.Cancel(sessionTimeoutKey(g.id, oldID))
 	st.Timers.Cancel(rebalanceTimeoutKey(g.id, oldID))
@@ -476,7 +477,7 @@ func consumerGroupLeave(st *State, req *kmsg.ConsumerGroupHeartbeatRequest) (*km
 		if req.MemberEpoch == leaveGroupStaticMemberEpoch {
 			cur := g.current(memberID)
 			next := &consumerCurrent{epoch: leaveGroupStaticMemberEpoch, prevEpoch: cur.prevEpoch, state: cur.state,
-				assigned: cloneTP(cur.assigned), pending: cloneTP(cur.pending)}
+				assigned: cloneTP(cur.assigned), pending: cloneTP(cur.pending), epochs: cur.epochs.restrict(cur.assigned).merge(cur.epochs.restrict(cur.pending))}
 			g.writeCurrent(st, memberID, next)
 			st.Timers.Cancel(rebalanceTimeoutKey(g.id, memberID))
 			g.scheduleSession(st, memberID)

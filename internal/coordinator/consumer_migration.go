@@ -135,7 +135,7 @@ func convertClassicToConsumer(st *State, cl *ClassicGroup) (*ConsumerGroup, erro
 	g.writeTargetMeta(st, gen)
 	for _, c := range convs {
 		g.writeCurrent(st, c.m.id, &consumerCurrent{epoch: gen, prevEpoch: gen, state: MemberStable,
-			assigned: c.assign, pending: topicPartitions{}})
+			assigned: c.assign, pending: topicPartitions{}, epochs: assignmentEpochsAt(c.assign, gen)})
 	}
 	g.refresh = false
 	for _, c := range convs {

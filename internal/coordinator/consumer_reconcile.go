@@ -74,11 +74,26 @@ func (g *ConsumerGroup) nextAssignment(mid string, cur *consumerCurrent, targetE
 	keep, revoke, add = normalizeTP(keep), normalizeTP(revoke), normalizeTP(add)
 	if len(revoke) > 0 && ownsAny(owned, revoke) {
 		return &consumerCurrent{epoch: cur.epoch, prevEpoch: cur.prevEpoch, state: MemberUnrevokedPartitions,
-			assigned: keep, pending: revoke}
+			assigned: keep, pending: revoke, epochs: cur.epochs.restrict(cur.assigned)}
 	}
 	next := &consumerCurrent{epoch: targetEpoch, prevEpoch: cur.epoch, state: MemberStable, pending: topicPartitions{}}
+	next.epochs = cur.epochs.restrict(keep)
+	if cur.epoch > 0 {
+		// A kept partition of unknown assignment epoch (a value version 0 record) was assigned
+		// at or before the member's epoch: record that bound (conservative for KIP-1251).
+		for t, ps := range keep {
+			for _, p := range ps {
+				if _, ok := next.epochs.get(t, p); !ok {
+					next.epochs.set(t, p, cur.epoch)
+				}
+			}
+		}
+	}
 	for t, ps := range add {
 		keep[t] = append(keep[t], ps...)
+		for _, p := range ps {
+			next.epochs.set(t, p, targetEpoch)
+		}
 	}
 	next.assigned = normalizeTP(keep)
 	if unreleased {
@@ -89,5 +104,5 @@ func (g *ConsumerGroup) nextAssignment(mid string, cur *consumerCurrent, targetE
 
 func equalCurrent(a, b *consumerCurrent) bool {
 	return a.epoch == b.epoch && a.prevEpoch == b.prevEpoch && a.state == b.state &&
-		equalTP(a.assigned, b.assigned) && equalTP(a.pending, b.pending)
+		equalTP(a.assigned, b.assigned) && equalTP(a.pending, b.pending) && a.epochs.equal(b.epochs)
 }

@@ -96,12 +96,13 @@ func cgTargetMemberValue(a topicPartitions) []byte {
 
 func cgCurrentValue(c *consumerCurrent) []byte {
 	e := Enc{}
-	e.Int16(0)
+	e.Int16(cgCurrentVersion(c))
 	e.Int32(c.epoch)
 	e.Int32(c.prevEpoch)
 	e.Int8(int8(c.state))
 	encTP(&e, c.assigned)
 	encTP(&e, c.pending)
+	encAssignmentEpochs(&e, c) // value version 1 only
 	return e.B
 }
 
@@ -335,12 +336,15 @@ func replayCGCurrent(st *State, key, value []byte) error {
 		return nil
 	}
 	c := &consumerCurrent{}
-	if err := decodeValue(value, 0, "ConsumerGroupCurrentMemberAssignment", func(d *Dec, _ int16) {
+	if err := decodeValue(value, 1, "ConsumerGroupCurrentMemberAssignment", func(d *Dec, version int16) {
 		c.epoch = d.Int32()
 		c.prevEpoch = d.Int32()
 		c.state = ConsumerMemberState(d.Int8())
 		c.assigned = decTP(d)
 		c.pending = decTP(d)
+		if version >= 1 {
+			c.epochs = decAssignmentEpochs(d)
+		}
 	}); err != nil {
 		return err
 	}

@@ -16,7 +16,9 @@ import (
 func OffsetCommit(req *kmsg.OffsetCommitRequest) func(st *State, c *Call) {
 	return func(st *State, c *Call) {
 		resp := offsetCommitResponse(req)
-		if err := validateOffsetCommit(st, req); err != nil {
+		err := validateOffsetCommit(st, req)
+		perr, _ := err.(*PartitionErrors) // KIP-1251: only some partitions are rejected
+		if err != nil && perr == nil {
 			setAllCommitErrors(resp, err)
 			st.Reply(c, resp)
 			return
@@ -28,6 +30,10 @@ func OffsetCommit(req *kmsg.OffsetCommitRequest) func(st *State, c *Call) {
 		for ti, t := range req.Topics {
 			for pi, p := range t.Partitions {
 				rp := &resp.Topics[ti].Partitions[pi]
+				if code := perr.Code(t.Topic, p.Partition); code != 0 {
+					rp.ErrorCode = code
+					continue
+				}
 				md := ""
 				if p.Metadata != nil {
 					md = *p.Metadata
@@ -78,6 +84,13 @@ func validateOffsetCommit(st *State, req *kmsg.OffsetCommitRequest) error {
 	return g.ValidateOffsetCommit(st, &CommitIdentity{
 		MemberID: req.MemberID, InstanceID: req.InstanceID, GenerationOrEpoch: req.Generation,
 		APIVersion: req.Version,
+		Partitions: commitPartitions(req.Topics, func(t kmsg.OffsetCommitRequestTopic) (string, []int32) {
+			ps := make([]int32, len(t.Partitions))
+			for i, p := range t.Partitions {
+				ps[i] = p.Partition
+			}
+			return t.Topic, ps
+		}),
 	})
 }
 

@@ -56,6 +56,9 @@ type CommitIdentity struct {
 	GenerationOrEpoch int32
 	APIVersion        int16
 	Transactional     bool
+	// Partitions are the request's partitions by topic name (KIP-1251 checks a commit with an
+	// older member epoch per partition); nil when unknown.
+	Partitions map[string][]int32
 }
 
 // State is one shard's deterministic state machine: groups, committed offsets, timers. It is

@@ -358,12 +358,15 @@ func (g *StreamsGroup) IsSubscribedToTopic(topic string) bool {
 	return false
 }
 
-// ValidateOffsetCommit implements Group (StreamsGroup.validateOffsetCommit, reference §5): an
-// anonymous commit (epoch < 0) is accepted only by a group without members, and a transactional
-// one without identity always; an unknown member gets UNKNOWN_MEMBER_ID; a non-transactional
-// commit below v9 gets UNSUPPORTED_VERSION; an epoch other than the member's gets
-// STALE_MEMBER_EPOCH. (The per-partition rule of KIP-1251 for an older epoch needs the commit's
-// partitions, which this interface does not pass; older epochs are therefore stale.)
+// ValidateOffsetCommit implements Group (Kafka's StreamsGroup.validateOffsetCommit, 4.3+ with
+// KIP-1251): an anonymous commit (epoch < 0) is accepted only by a group without members, and a
+// transactional one without identity always; an unknown member gets UNKNOWN_MEMBER_ID; a
+// non-transactional commit below v9 gets UNSUPPORTED_VERSION; an epoch above the member's gets
+// STALE_MEMBER_EPOCH. An epoch below the member's is checked per partition: the partition's
+// topic must be a source or repartition-source topic of a subtopology whose active task for that
+// partition the member holds, assigned with an assignment epoch ≤ the received epoch or pending
+// revocation (record 22 keeps no epochs for those); other partitions get STALE_MEMBER_EPOCH (returned as *PartitionErrors). A
+// commit with an older epoch and no partitions is stale as a whole.
 func (g *StreamsGroup) ValidateOffsetCommit(_ *State, c *CommitIdentity) error {
 	if c.GenerationOrEpoch < 0 && len(g.meta) == 0 {
 		return nil
@@ -377,10 +380,57 @@ func (g *StreamsGroup) ValidateOffsetCommit(_ *State, c *CommitIdentity) error {
 	if !c.Transactional && c.APIVersion < 9 {
 		return kerr.UnsupportedVersion
 	}
-	if epoch, _ := g.MemberEpoch(c.MemberID); c.GenerationOrEpoch != epoch {
+	epoch, _ := g.MemberEpoch(c.MemberID)
+	switch {
+	case c.GenerationOrEpoch == epoch:
+		return nil
+	case c.GenerationOrEpoch > epoch || len(c.Partitions) == 0:
 		return kerr.StaleMemberEpoch
 	}
-	return nil
+	cur := g.currentOf(c.MemberID)
+	var perr PartitionErrors
+	for _, topic := range sortedKeys(c.Partitions) {
+		subs := g.subtopologiesReading(topic)
+		for _, p := range c.Partitions[topic] {
+			ok := false
+			for _, sub := range subs {
+				t := streamsTask{sub, p}
+				if ep, has := cur.Assigned.Active[t]; has && ep <= c.GenerationOrEpoch {
+					ok = true
+				} else if _, has := cur.PendingRevocation.Active[t]; has {
+					// Record 22 stores no epochs for tasks pending revocation; such a task was
+					// assigned at an earlier member epoch and is accepted.
+					ok = true
+				}
+			}
+			if !ok {
+				perr.add(topic, p, kerr.StaleMemberEpoch)
+			}
+		}
+	}
+	return perr.orNil()
+}
+
+// subtopologiesReading lists the subtopologies that have topic as a source or repartition-source
+// topic.
+func (g *StreamsGroup) subtopologiesReading(topic string) []string {
+	if g.topology == nil {
+		return nil
+	}
+	var out []string
+	for _, s := range g.topology.Subtopologies {
+		found := false
+		for _, t := range s.SourceTopics {
+			found = found || t == topic
+		}
+		for _, t := range s.RepartitionSourceTopics {
+			found = found || t.Name == topic
+		}
+		if found {
+			out = append(out, s.ID)
+		}
+	}
+	return out
 }
 
 // ValidateOffsetFetch implements Group: the member must exist (UNKNOWN_MEMBER_ID) and send its

@@ -202,9 +202,17 @@ func streamsHeartbeat(st *State, c *Call, req *kmsg.StreamsGroupHeartbeatRequest
 		}
 	}
 	if req.MemberEpoch == 0 {
-		// A (re-)joining member starts from an empty assignment at epoch 0.
 		cur := g.currentOf(id)
-		if cur.MemberEpoch != 0 || cur.State != streamsMemberStable || !cur.Assigned.empty() || !cur.PendingRevocation.empty() || g.current[id] == nil {
+		if req.InstanceID != nil && g.current[id] != nil {
+			// A static member (re-)joining keeps its tasks at member epoch 0 (as KIP-848 static
+			// members do); reconciliation then moves it to the target epoch.
+			if cur.MemberEpoch != 0 || cur.PreviousMemberEpoch != 0 {
+				g.writeCurrent(st, id, &streamsCurrent{State: cur.State,
+					Assigned: cur.Assigned.clone(), PendingRevocation: cur.PendingRevocation.clone()})
+				g.endpointEpoch++
+			}
+		} else if cur.MemberEpoch != 0 || cur.State != streamsMemberStable || !cur.Assigned.empty() || !cur.PendingRevocation.empty() || g.current[id] == nil {
+			// A dynamic member (re-)joining starts from an empty assignment at epoch 0.
 			g.writeCurrent(st, id, &streamsCurrent{Assigned: newStreamsTaskSet(), PendingRevocation: newStreamsTaskSet()})
 			g.endpointEpoch++
 		}
@@ -467,14 +475,17 @@ func (g *StreamsGroup) staticOwner(instance string) string {
 	return ""
 }
 
-// replaceStaticMember moves a static member's target assignment to its new member id and
-// removes the old member without bumping the group epoch (KIP-345 semantics for streams).
+// replaceStaticMember moves a static member's target and current assignment (at member epoch 0)
+// to its new member id and removes the old member without bumping the group epoch (KIP-345
+// semantics for streams, as Kafka's replaceMember for consumer groups).
 func (g *StreamsGroup) replaceStaticMember(st *State, oldID, newID string) {
 	if t, ok := g.targets[oldID]; ok {
 		g.writeTarget(st, newID, t.clone())
 	}
-	g.writeCurrent(st, newID, &streamsCurrent{Assigned: newStreamsTaskSet(), PendingRevocation: newStreamsTaskSet()})
+	old := g.currentOf(oldID)
 	g.dropMember(st, oldID)
+	g.writeCurrent(st, newID, &streamsCurrent{State: old.State,
+		Assigned: old.Assigned.clone(), PendingRevocation: old.PendingRevocation.clone()})
 }
 
 // dropMember writes the member's tombstones (current assignment, target, metadata) and cancels

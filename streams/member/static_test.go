@@ -34,8 +34,27 @@ func TestStaticMemberRestart(t *testing.T) {
 	if len(g.Members) != 2 {
 		t.Fatalf("after a static leave the group has %d members, want 2 (the static member is kept)", len(g.Members))
 	}
-	a2 := e.start("static", "a2", nil, static("instance-a"))
+	// The join response already carries all the old tasks (the coordinator keeps a static
+	// member's assignment across the restart), so the first OnAssigned call has them all.
+	first := make(chan member.TaskSet, 1)
+	a2 := e.start("static", "a2", nil, func(c *member.Config) {
+		c.InstanceID = "instance-a"
+		c.OnAssigned = func(active, _, _ member.TaskSet) {
+			select {
+			case first <- active:
+			default:
+			}
+		}
+	})
 	eventually(t, "new incarnation gets the old tasks", func() bool { return a2.Assignment().Active.Equal(aTasks) })
+	select {
+	case got := <-first:
+		if !got.Equal(aTasks) {
+			t.Fatalf("first assignment of the new incarnation %v, want all the old tasks %v at once", got, aTasks)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("OnAssigned was not called")
+	}
 	if !b.Assignment().Active.Equal(bTasks) {
 		t.Fatalf("other member's tasks moved: %v, was %v", b.Assignment().Active, bTasks)
 	}
