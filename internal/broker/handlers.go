@@ -10,51 +10,33 @@ import (
 	"github.com/muster-io/muster/internal/wire"
 )
 
+// dataHandler adapts a typed data-plane method to a server handler.
+func dataHandler[Req kmsg.Request, Resp kmsg.Response](fn func(context.Context, Req) Resp) server.Handler {
+	return func(ctx context.Context, r *server.Request) kmsg.Response { return fn(ctx, r.Body.(Req)) }
+}
+
 // registerHandlers binds every supported API key to its implementation: data-plane keys to the
 // Plane, group keys to the coordinator Service (whose registry lists what it serves).
 func (b *Broker) registerHandlers() {
 	p := b.plane
 	data := map[int16]server.Handler{
 		0: func(ctx context.Context, r *server.Request) kmsg.Response {
-			resp := p.Produce(ctx, r.Body.(*kmsg.ProduceRequest))
-			if resp == nil {
-				return nil // acks=0
+			if resp := p.Produce(ctx, r.Body.(*kmsg.ProduceRequest)); resp != nil {
+				return resp
 			}
-			return resp
+			return nil // acks=0: no response (a typed nil would still be sent)
 		},
-		1: func(ctx context.Context, r *server.Request) kmsg.Response {
-			return p.Fetch(ctx, r.Body.(*kmsg.FetchRequest))
-		},
-		2: func(ctx context.Context, r *server.Request) kmsg.Response {
-			return p.ListOffsets(ctx, r.Body.(*kmsg.ListOffsetsRequest))
-		},
-		3: func(ctx context.Context, r *server.Request) kmsg.Response {
-			return p.Metadata(ctx, r.Body.(*kmsg.MetadataRequest))
-		},
-		19: func(ctx context.Context, r *server.Request) kmsg.Response {
-			return p.CreateTopics(ctx, r.Body.(*kmsg.CreateTopicsRequest))
-		},
-		20: func(ctx context.Context, r *server.Request) kmsg.Response {
-			return p.DeleteTopics(ctx, r.Body.(*kmsg.DeleteTopicsRequest))
-		},
-		21: func(ctx context.Context, r *server.Request) kmsg.Response {
-			return p.DeleteRecords(ctx, r.Body.(*kmsg.DeleteRecordsRequest))
-		},
-		22: func(ctx context.Context, r *server.Request) kmsg.Response {
-			return p.InitProducerID(ctx, r.Body.(*kmsg.InitProducerIDRequest))
-		},
-		23: func(ctx context.Context, r *server.Request) kmsg.Response {
-			return p.OffsetForLeaderEpoch(ctx, r.Body.(*kmsg.OffsetForLeaderEpochRequest))
-		},
-		32: func(ctx context.Context, r *server.Request) kmsg.Response {
-			return p.DescribeConfigs(ctx, r.Body.(*kmsg.DescribeConfigsRequest))
-		},
-		37: func(ctx context.Context, r *server.Request) kmsg.Response {
-			return p.CreatePartitions(ctx, r.Body.(*kmsg.CreatePartitionsRequest))
-		},
-		60: func(ctx context.Context, r *server.Request) kmsg.Response {
-			return p.DescribeCluster(ctx, r.Body.(*kmsg.DescribeClusterRequest))
-		},
+		1:  dataHandler(p.Fetch),
+		2:  dataHandler(p.ListOffsets),
+		3:  dataHandler(p.Metadata),
+		19: dataHandler(p.CreateTopics),
+		20: dataHandler(p.DeleteTopics),
+		21: dataHandler(p.DeleteRecords),
+		22: dataHandler(p.InitProducerID),
+		23: dataHandler(p.OffsetForLeaderEpoch),
+		32: dataHandler(p.DescribeConfigs),
+		37: dataHandler(p.CreatePartitions),
+		60: dataHandler(p.DescribeCluster),
 	}
 	ch := coordHandler(b.svc)
 	for _, a := range wire.Supported {
