@@ -297,7 +297,6 @@ func (b *Broker) onTopicChange(ev data.TopicChange) {
 	}
 }
 
-var errNotReady = errors.New("not ready")
 
 // handle adapts a kmsg handler to the server.
 func coordHandler(svc *coordinator.Service) server.Handler {

@@ -1,9 +1,6 @@
 package coordinator
 
-import (
-	"sort"
-	"time"
-)
+import "sort"
 
 const expiryTimerKey = "GROUP_EXPIRATION"
 
@@ -108,4 +105,3 @@ func DeleteTopicOffsets(topics []string) func(st *State, c *Call) {
 	}
 }
 
-var _ = time.Second
