@@ -297,7 +297,6 @@ func (b *Broker) onTopicChange(ev data.TopicChange) {
 	}
 }
 
-
 // handle adapts a kmsg handler to the server.
 func coordHandler(svc *coordinator.Service) server.Handler {
 	return func(ctx context.Context, r *server.Request) kmsg.Response {

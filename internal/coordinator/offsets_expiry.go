@@ -104,4 +104,3 @@ func DeleteTopicOffsets(topics []string) func(st *State, c *Call) {
 		st.Reply(c, nil)
 	}
 }
-
