@@ -297,7 +297,7 @@ func (b *Broker) onTopicChange(ev data.TopicChange) {
 	}
 }
 
-// handle adapts a kmsg handler to the server.
+// coordHandler routes a request to the coordinator Service with the request's version and client.
 func coordHandler(svc *coordinator.Service) server.Handler {
 	return func(ctx context.Context, r *server.Request) kmsg.Response {
 		return svc.Handle(ctx, coordinator.Meta{APIVersion: r.Header.APIVersion, ClientID: r.Header.ClientID, ClientHost: "/" + r.ClientHost}, r.Body)
