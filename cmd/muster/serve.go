@@ -39,17 +39,20 @@ start-up with every problem listed at once (exit 1). SIGTERM/SIGINT stop gracefu
 				msg := "invalid configuration:\n  " + strings.ReplaceAll(err.Error(), "\n", "\n  ")
 				return exitErr(1, msg)
 			}
+			// Catch SIGTERM/SIGINT before starting, so a signal during start-up still shuts down
+			// cleanly once the broker is up.
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
 			b, err := broker.Start(broker.Options{Listen: listen, HTTPListen: httpListen, DataDir: dataDir, Config: vals, Log: log})
 			if err != nil {
 				return exitErr(1, err.Error())
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-			defer stop()
 			<-ctx.Done()
 			log.Info("shutting down")
 			if err := b.Close(); err != nil {
 				return exitErr(1, "closing the store: "+err.Error())
 			}
+			log.Info("stopped; every acknowledged write is on disk")
 			return nil
 		},
 	}
