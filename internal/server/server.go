@@ -82,6 +82,7 @@ type Server struct {
 	Stats    Stats
 
 	decodeMem budget
+	badLog    logLimiter
 
 	mu     sync.Mutex
 	ln     net.Listener
@@ -298,14 +299,14 @@ func (s *Server) serveConn(c net.Conn) {
 			}
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && ctx.Err() == nil {
 				s.Stats.BadFrames.Add(1)
-				log.Warn("closing connection: bad frame", "err", err)
+				s.warnBadInput(log, "closing connection: bad frame", "err", err)
 			}
 			return
 		}
 		hdr, body, err := wire.ParseHeader(frame)
 		if err != nil {
 			s.Stats.BadFrames.Add(1)
-			log.Warn("closing connection: bad request header", "err", err)
+			s.warnBadInput(log, "closing connection: bad request header", "err", err)
 			return
 		}
 		p := &pending{hdr: hdr, size: int64(len(frame)), done: make(chan struct{})}
@@ -325,7 +326,7 @@ func (s *Server) serveConn(c net.Conn) {
 				continue
 			}
 			s.Stats.BadFrames.Add(1)
-			log.Warn("closing connection: "+herr.Error(), "api_key", hdr.APIKey, "api_version", hdr.APIVersion, "correlation_id", hdr.CorrelationID)
+			s.warnBadInput(log, "closing connection: "+herr.Error(), "api_key", hdr.APIKey, "api_version", hdr.APIVersion, "correlation_id", hdr.CorrelationID)
 			return
 		}
 		if hdr.APIKey >= 0 && int(hdr.APIKey) < len(s.Stats.Requests) {
@@ -438,4 +439,16 @@ func ordered(key int16) bool {
 		return true
 	}
 	return false
+}
+
+// warnBadInput logs a bad-input line, at most badInputLogLimit per second.
+func (s *Server) warnBadInput(log *slog.Logger, msg string, args ...any) {
+	ok, suppressed := s.badLog.allow(time.Now())
+	if !ok {
+		return
+	}
+	if suppressed > 0 {
+		args = append(args, "suppressed_since_last", suppressed)
+	}
+	log.Warn(msg, args...)
 }
