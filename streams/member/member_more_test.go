@@ -93,12 +93,11 @@ func supportsKey(t *testing.T, e *env, key int16) bool {
 
 // TestTopologyDescriptionPush (KIP-1331): with a plugin configured the
 // broker solicits the description; the member pushes it once and clears
-// its flag; a member with PushEnabled=false never pushes. Skipped until the
-// broker serves StreamsGroupTopologyDescriptionUpdate (key 93).
+// its flag; a member with PushEnabled=false never pushes.
 func TestTopologyDescriptionPush(t *testing.T) {
 	b := newEnvWith(t, "group.streams.topology.description.plugin.class=memory")
 	if !supportsKey(t, b, 93) {
-		t.Skip("needs KIP-1331 (StreamsGroupTopologyDescriptionUpdate, key 93) on the broker")
+		t.Fatal("the broker does not advertise KIP-1331 StreamsGroupTopologyDescriptionUpdate (key 93)")
 	}
 	b.createTopic("words", 6)
 	b.createTopic("counts", 4)
@@ -154,7 +153,7 @@ func TestTopologyDescriptionPushRejected(t *testing.T) {
 	e := newEnvWith(t, "group.streams.topology.description.plugin.class=memory",
 		"group.streams.topology.description.plugin.max.bytes=16")
 	if !supportsKey(t, e, 93) {
-		t.Skip("needs KIP-1331 (StreamsGroupTopologyDescriptionUpdate, key 93) on the broker")
+		t.Fatal("the broker does not advertise KIP-1331 StreamsGroupTopologyDescriptionUpdate (key 93)")
 	}
 	e.createTopic("words", 6)
 	e.createTopic("counts", 4)

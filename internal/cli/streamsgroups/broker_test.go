@@ -180,7 +180,7 @@ func TestTopologyAvailable(t *testing.T) {
 		}
 	})
 	if !supported {
-		t.Skip("needs KIP-1331 (StreamsGroupTopologyDescriptionUpdate, key 93) on the broker")
+		t.Fatal("the broker does not advertise KIP-1331 StreamsGroupTopologyDescriptionUpdate (key 93)")
 	}
 	desc := wordCountDescription(t)
 	m, err := member.Start(member.Config{
