@@ -129,6 +129,7 @@ the ApiVersions round trip and the raw append+fsync rate of the data dir's files
 	f.IntVar(&o.FetchPartitions, "fetch-partitions", d.FetchPartitions, "committed partitions of the group fetch-all reads")
 	f.IntVar(&o.RecordBytes, "record-bytes", d.RecordBytes, "record value size of produce")
 	f.Int64Var(&o.ProduceBytes, "produce-bytes", d.ProduceBytes, "bound on bytes produced (0 = none)")
+	f.StringVar(&o.Client, "client", d.Client, "load generator of the request workloads: raw (synchronous TCP, kmsg framing) or kgo (franz-go client per connection)")
 	f.StringVar(&only, "workloads", "", "comma-separated workloads to run (default all)")
 	f.StringVar(&out, "out", "", "write the JSON report to this file")
 	f.StringVar(&musterBin, "muster-bin", "", "muster binary to run as the server (default: this executable)")

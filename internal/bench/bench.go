@@ -34,6 +34,9 @@ type Options struct {
 	ProduceBytes int64 `json:"produce_bytes"`
 	// FsyncDir is where the raw fsync rate is measured (the muster data dir's filesystem).
 	FsyncDir string `json:"fsync_dir"`
+	// Client is the load generator of the request workloads: ClientRaw (default) or ClientKgo.
+	// produce/consume always use franz-go clients.
+	Client string `json:"client"`
 	// Workloads to run (names from AllWorkloads); empty = all.
 	Workloads []string `json:"workloads"`
 	// Log receives progress lines (nil = none).
@@ -44,7 +47,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{Duration: 5 * time.Second, MaxRequests: 2_000_000, WarmTimeout: 30 * time.Second,
 		Conns: []int{1, 8, 64}, FetchConns: []int{1, 8}, CommitBatch: 50, FetchPartitions: 1000,
-		RecordBytes: 1024, ProduceBytes: 512 << 20, Workloads: AllWorkloads}
+		RecordBytes: 1024, ProduceBytes: 512 << 20, Client: ClientRaw, Workloads: AllWorkloads}
 }
 
 func (o *Options) fill() {
@@ -73,6 +76,9 @@ func (o *Options) fill() {
 	if len(o.Workloads) == 0 {
 		o.Workloads = d.Workloads
 	}
+	if o.Client == "" {
+		o.Client = d.Client
+	}
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
@@ -89,6 +95,9 @@ func (o *Options) Validate() error {
 		if c < 1 || c > 4096 {
 			return fmt.Errorf("connection count %d out of range [1,4096]", c)
 		}
+	}
+	if o.Client != "" && !slices.Contains(Clients, o.Client) {
+		return fmt.Errorf("unknown load generator %q (known: %v)", o.Client, Clients)
 	}
 	if o.MaxRequests < 0 || o.Duration < 0 || o.ProduceBytes < 0 {
 		return fmt.Errorf("negative bound")

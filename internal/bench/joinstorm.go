@@ -18,7 +18,7 @@ import (
 // heartbeats it took; units are members.
 func joinStorm(ctx context.Context, o *Options, t Target, group, topic string, partitions int32, conns int) Result {
 	res := Result{Workload: WJoinStorm, Target: t.Name, Conns: conns, UnitName: "members"}
-	cs, err := dialAll(t.Addr, conns)
+	cs, err := dialAll(t.Addr, o.Client, conns)
 	if err != nil {
 		res.Skipped, res.Note = true, "connect: "+err.Error()
 		return res

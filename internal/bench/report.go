@@ -115,8 +115,9 @@ func compare(rs []Result) []Comparison {
 
 // WriteTable prints the summary table, the fsync reference and the notes.
 func (r *Report) WriteTable(w io.Writer) {
-	fmt.Fprintf(w, "muster bench  %s  %d CPUs  %s %s/%s  %v per case  loadavg %s\n\n", r.Date, r.Machine.NumCPU,
+	fmt.Fprintf(w, "muster bench  %s  %d CPUs  %s %s/%s  %v per case  loadavg %s\n", r.Date, r.Machine.NumCPU,
 		r.Machine.GoVersion, r.Machine.OS, r.Machine.Arch, r.Options.Duration, r.Machine.LoadAvg)
+	fmt.Fprintf(w, "load generator: %s\n\n", generatorLine(r.Options.Client))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "workload\tconns\tmetric\tmuster\tp50 ms\tp99 ms\tkfake\tp50 ms\tp99 ms\tmuster/kfake (kfake: in memory, no fsync)\tmuster/ApiVersions\tmuster/fsync\tmuster/pebble-sync\t")
 	for _, c := range r.Comparisons {
@@ -186,4 +187,14 @@ func ratio(v float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2fx", v)
+}
+
+// generatorLine describes the load generator of the request workloads for the report header.
+func generatorLine(client string) string {
+	switch client {
+	case ClientKgo:
+		return "kgo (one franz-go client per connection, kgo.Broker.Request); produce/consume: franz-go"
+	default:
+		return "raw (one synchronous TCP connection per connection, kmsg framing); produce/consume: franz-go"
+	}
 }

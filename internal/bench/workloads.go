@@ -32,7 +32,7 @@ var AllWorkloads = []string{WApiVersions, WCommit1, WCommitN, WFetchAll, WProduc
 func runSpec(ctx context.Context, o *Options, t Target, workload string, conns int, unit string,
 	mk func(cs []*conn) op) Result {
 	res := Result{Workload: workload, Target: t.Name, Conns: conns, UnitName: unit}
-	cs, err := dialAll(t.Addr, conns)
+	cs, err := dialAll(t.Addr, o.Client, conns)
 	if err != nil {
 		res.Skipped, res.Note = true, "connect: "+err.Error()
 		return res
@@ -131,7 +131,7 @@ func fetchAllOp(cs []*conn, group string, want int) op {
 
 // seedOffsets commits partitions offsets of topic for group, 50 per request.
 func seedOffsets(ctx context.Context, addr, group, topic string, partitions int) error {
-	c, err := dial(addr)
+	c, err := dial(addr, ClientRaw)
 	if err != nil {
 		return err
 	}
