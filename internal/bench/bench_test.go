@@ -19,7 +19,8 @@ import (
 func smokeOptions(t *testing.T) Options {
 	return Options{Duration: 150 * time.Millisecond, MaxRequests: 5000, WarmTimeout: 20 * time.Second,
 		Conns: []int{1, 3}, FetchConns: []int{2}, CommitBatch: 10, FetchPartitions: 120,
-		RecordBytes: 512, ProduceBytes: 256 << 10, FsyncDir: t.TempDir()}
+		RecordBytes: 512, ProduceBytes: 256 << 10, FsyncDir: t.TempDir(),
+		StormMembers: []int{5}, StormPartitions: 100, StormConns: 2, HBGroups: []int{1, 2}, HBMembers: 6}
 }
 
 // TestSmokeAllWorkloads runs every workload against an in-process muster and an in-process
@@ -61,7 +62,7 @@ func TestSmokeAllWorkloads(t *testing.T) {
 		if r.UnitName != "" && r.Units <= 0 {
 			t.Errorf("%s on %s: no %s", r.Workload, r.Target, r.UnitName)
 		}
-		if r.Workload != WConsume && (r.P50ms <= 0 || r.P99ms < r.P50ms || r.Maxms < r.P99ms) {
+		if r.Workload != WConsume && r.Workload != WClassicStorm && (r.P50ms <= 0 || r.P99ms < r.P50ms || r.Maxms < r.P99ms) {
 			t.Errorf("%s on %s: latency quantiles not ordered: p50 %v p99 %v max %v", r.Workload, r.Target, r.P50ms, r.P99ms, r.Maxms)
 		}
 		switch r.Workload {
@@ -72,6 +73,14 @@ func TestSmokeAllWorkloads(t *testing.T) {
 		case WFetchAll:
 			if r.Units != r.Requests*120 {
 				t.Errorf("fetch-all on %s: %d units for %d requests of 120", r.Target, r.Units, r.Requests)
+			}
+		case WJoinStorm, WClassicStorm:
+			if r.Members <= 0 || r.Units != int64(r.Members) || r.Partitions <= 0 {
+				t.Errorf("%s on %s: %d members converged, want %d (partitions %d)", r.Workload, r.Target, r.Units, r.Members, r.Partitions)
+			}
+		case WHeartbeat:
+			if r.Members != max(6, r.Conns) || r.Groups < 1 {
+				t.Errorf("cg-heartbeat on %s: %d members in %d groups", r.Target, r.Members, r.Groups)
 			}
 		case WConsume:
 			if r.Units < 512 {
@@ -94,7 +103,7 @@ func TestSmokeAllWorkloads(t *testing.T) {
 		if c.Muster <= 0 || c.Kfake <= 0 || c.VsKfake <= 0 {
 			t.Errorf("comparison %s/%d incomplete: %+v", c.Workload, c.Conns, c)
 		}
-		if c.Workload != WProduce && c.Workload != WConsume && c.Workload != WJoinStorm && c.VsAPIVersions <= 0 {
+		if c.Workload != WProduce && c.Workload != WConsume && c.Workload != WJoinStorm && c.Workload != WClassicStorm && c.VsAPIVersions <= 0 {
 			t.Errorf("comparison %s/%d has no ApiVersions ratio", c.Workload, c.Conns)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -11,6 +12,10 @@ import (
 type Comparison struct {
 	Workload string `json:"workload"`
 	Conns    int    `json:"connections"`
+	// Members, Groups and Partitions size the group workloads (0 when not applicable).
+	Members    int   `json:"members,omitempty"`
+	Groups     int   `json:"groups,omitempty"`
+	Partitions int32 `json:"partitions,omitempty"`
 	// Metric names the rate compared: "requests/s", "partition offsets/s" or "MB/s".
 	Metric    string  `json:"metric"`
 	Muster    float64 `json:"muster"`
@@ -35,8 +40,9 @@ type Comparison struct {
 // compare derives the summary rows from the measured results.
 func compare(rs []Result) []Comparison {
 	type key struct {
-		w string
-		n int
+		w          string
+		n, m, g    int
+		partitions int32
 	}
 	byKey := map[key]map[string]Result{}
 	var order []key
@@ -55,7 +61,7 @@ func compare(rs []Result) []Comparison {
 			}
 			continue
 		}
-		k := key{r.Workload, r.Conns}
+		k := key{r.Workload, r.Conns, r.Members, r.Groups, r.Partitions}
 		if byKey[k] == nil {
 			byKey[k] = map[string]Result{}
 			order = append(order, k)
@@ -66,14 +72,16 @@ func compare(rs []Result) []Comparison {
 	for _, k := range order {
 		m, mok := byKey[k]["muster"]
 		f, fok := byKey[k]["kfake"]
-		c := Comparison{Workload: k.w, Conns: k.n, Metric: "requests/s"}
+		c := Comparison{Workload: k.w, Conns: k.n, Members: k.m, Groups: k.g, Partitions: k.partitions, Metric: "requests/s"}
+		storm := k.w == WJoinStorm || k.w == WClassicStorm
 		rate := func(r Result) float64 {
 			switch k.w {
 			case WCommitN, WFetchAll:
 				return r.UnitsPerSec
 			case WProduce, WConsume:
 				return r.UnitsPerSec / 1e6
-			case WJoinStorm:
+			}
+			if storm {
 				return r.Seconds * 1000
 			}
 			return r.ReqPerSec
@@ -83,7 +91,8 @@ func compare(rs []Result) []Comparison {
 			c.Metric = "partition offsets/s"
 		case WProduce, WConsume:
 			c.Metric = "MB/s"
-		case WJoinStorm:
+		}
+		if storm {
 			c.Metric = "ms to converge"
 		}
 		if mok && !m.Skipped {
@@ -94,12 +103,12 @@ func compare(rs []Result) []Comparison {
 		}
 		if c.Muster > 0 && c.Kfake > 0 {
 			c.VsKfake = c.Muster / c.Kfake
-			if k.w == WJoinStorm { // a time: higher is worse, report speed
+			if storm { // a time: higher is worse, report speed
 				c.VsKfake = c.Kfake / c.Muster
 			}
 		}
-		if av, ok := byKey[key{WApiVersions, k.n}]["muster"]; ok && !av.Skipped && av.ReqPerSec > 0 && mok && !m.Skipped &&
-			k.w != WProduce && k.w != WConsume && k.w != WJoinStorm {
+		if av, ok := byKey[key{w: WApiVersions, n: k.n}]["muster"]; ok && !av.Skipped && av.ReqPerSec > 0 && mok && !m.Skipped &&
+			k.w != WProduce && k.w != WConsume && !storm {
 			c.VsAPIVersions = m.ReqPerSec / av.ReqPerSec
 		}
 		if fsync > 0 && mok && !m.Skipped && (k.w == WCommit1 || k.w == WCommitN) {
@@ -119,9 +128,13 @@ func (r *Report) WriteTable(w io.Writer) {
 		r.Machine.GoVersion, r.Machine.OS, r.Machine.Arch, r.Options.Duration, r.Machine.LoadAvg)
 	fmt.Fprintf(w, "load generator: %s\n\n", generatorLine(r.Options.Client))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\tconns\tmetric\tmuster\tp50 ms\tp99 ms\tkfake\tp50 ms\tp99 ms\tmuster/kfake (kfake: in memory, no fsync)\tmuster/ApiVersions\tmuster/fsync\tmuster/pebble-sync\t")
+	fmt.Fprintln(tw, "workload\tconns\tsize\tmetric\tmuster\tp50 ms\tp99 ms\tkfake\tp50 ms\tp99 ms\tmuster/kfake (kfake: in memory, no fsync)\tmuster/ApiVersions\tmuster/fsync\tmuster/pebble-sync\t")
 	for _, c := range r.Comparisons {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Workload, c.Conns, c.Metric,
+		size := strings.TrimSpace(sizeOf(c.Members, c.Groups, c.Partitions))
+		if size == "" {
+			size = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Workload, c.Conns, size, c.Metric,
 			num(c.Muster), lat(c.MusterP50), lat(c.MusterP99), num(c.Kfake), lat(c.KfakeP50), lat(c.KfakeP99),
 			ratio(c.VsKfake), ratio(c.VsAPIVersions), ratio(c.VsFsync), ratio(c.VsPebble))
 	}

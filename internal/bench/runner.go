@@ -12,6 +12,12 @@ type Result struct {
 	Workload string `json:"workload"`
 	Target   string `json:"target"`
 	Conns    int    `json:"connections"`
+	// Members and Groups size the group workloads (0 when not applicable): Members consumers
+	// spread over Groups groups, multiplexed over Conns connections; Partitions is the
+	// subscribed topic's partition count of the join storms.
+	Members    int   `json:"members,omitempty"`
+	Groups     int   `json:"groups,omitempty"`
+	Partitions int32 `json:"partitions,omitempty"`
 	// Requests completed without error; Errors are requests that failed or whose response
 	// carried an error code.
 	Requests int64 `json:"requests"`

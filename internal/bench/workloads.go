@@ -20,12 +20,14 @@ const (
 	WConsume     = "consume"       // consume MB/s (reads what produce wrote)
 	WHeartbeat   = "cg-heartbeat"  // KIP-848 ConsumerGroupHeartbeat saturation
 	WJoinStorm   = "cg-join-storm" // KIP-848: n members join one group at once, time to converge
-	WFsync       = "fsync"         // raw write+fsync rate of the data dir's filesystem
-	WPebble      = "pebble-sync"   // concurrent 1-record Pebble Sync commits: the store's limit
+	// WClassicStorm: n members join one classic consumer group at once (JoinGroup+SyncGroup).
+	WClassicStorm = "classic-join-storm"
+	WFsync        = "fsync"       // raw write+fsync rate of the data dir's filesystem
+	WPebble       = "pebble-sync" // concurrent 1-record Pebble Sync commits: the store's limit
 )
 
 // AllWorkloads lists every workload in run order.
-var AllWorkloads = []string{WApiVersions, WCommit1, WCommitN, WFetchAll, WProduce, WConsume, WHeartbeat, WJoinStorm, WFsync, WPebble}
+var AllWorkloads = []string{WApiVersions, WCommit1, WCommitN, WFetchAll, WProduce, WConsume, WHeartbeat, WJoinStorm, WClassicStorm, WFsync, WPebble}
 
 // runSpec measures one closed-loop workload on one target: it opens conns connections, warms
 // each up with one successful request, then runs the timed loop.
