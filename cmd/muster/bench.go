@@ -74,7 +74,7 @@ the ApiVersions round trip and the raw append+fsync rate of the data dir's files
 					return exitErr(1, err.Error())
 				}
 				defer p.Stop()
-				fmt.Fprintf(os.Stderr, "muster serve pid %d on %s (data dir %s)\n", p.Pid(), p.Addr, filepath.Join(work, "muster-data"))
+				fmt.Fprintf(os.Stderr, "muster serve pid %d on %s (data dir %s)\n", p.Pid, p.Addr, filepath.Join(work, "muster-data"))
 				targets = append(targets, p.Target)
 			}
 			if !noKfake {
@@ -93,7 +93,7 @@ the ApiVersions round trip and the raw append+fsync rate of the data dir's files
 						return exitErr(1, err.Error())
 					}
 					defer p.Stop()
-					fmt.Fprintf(os.Stderr, "kfake pid %d on %s\n", p.Pid(), p.Addr)
+					fmt.Fprintf(os.Stderr, "kfake pid %d on %s\n", p.Pid, p.Addr)
 					targets = append(targets, p.Target)
 				}
 			}
@@ -135,6 +135,9 @@ the ApiVersions round trip and the raw append+fsync rate of the data dir's files
 	f.DurationVar(&o.ClassicHeartbeat, "classic-heartbeat", d.ClassicHeartbeat, "heartbeat interval of classic-join-storm members that have their assignment")
 	f.IntSliceVar(&o.HBGroups, "hb-groups", d.HBGroups, "group counts cg-heartbeat spreads its members over")
 	f.IntVar(&o.HBMembers, "hb-members", d.HBMembers, "members of cg-heartbeat, multiplexed over the connections (0 = one per connection)")
+	f.IntVar(&o.LoadOffsets, "load-offsets", d.LoadOffsets, "shard-load: committed offsets to seed (1000 partitions per group; 0 = skip)")
+	f.IntVar(&o.LoadMembers, "load-members", d.LoadMembers, "shard-load: KIP-848 members to join (10 per group; 0 = skip)")
+	f.IntVar(&o.LoadGroups, "load-groups", d.LoadGroups, "shard-load: empty groups to create (a member joins and leaves; 0 = skip)")
 	f.StringVar(&o.Client, "client", d.Client, "load generator of the request workloads: raw (synchronous TCP, kmsg framing) or kgo (franz-go client per connection)")
 	f.StringVar(&only, "workloads", "", "comma-separated workloads to run (default all)")
 	f.StringVar(&out, "out", "", "write the JSON report to this file")

@@ -48,6 +48,12 @@ type Options struct {
 	// member count (0 = one member per connection), multiplexed over the connections.
 	HBGroups  []int `json:"hb_groups"`
 	HBMembers int   `json:"hb_members"`
+	// LoadOffsets, LoadMembers and LoadGroups size shard-load: committed offsets (1000
+	// partitions per group, 50 per request), KIP-848 members (10 per group, each joined by one
+	// heartbeat) and empty groups (one member joins and leaves). 0 skips a step.
+	LoadOffsets int `json:"load_offsets"`
+	LoadMembers int `json:"load_members"`
+	LoadGroups  int `json:"load_groups"`
 	// Client is the load generator of the request workloads: ClientRaw (default) or ClientKgo.
 	// produce/consume always use franz-go clients.
 	Client string `json:"client"`
@@ -63,7 +69,7 @@ func DefaultOptions() Options {
 		Conns: []int{1, 8, 64}, FetchConns: []int{1, 8}, CommitBatch: 50, FetchPartitions: 1000,
 		RecordBytes: 1024, ProduceBytes: 512 << 20, Client: ClientRaw, Workloads: AllWorkloads,
 		StormMembers: []int{100, 1000, 3000}, StormPartitions: 10000, StormConns: 64, ClassicHeartbeat: 100 * time.Millisecond,
-		HBGroups: []int{1}}
+		HBGroups: []int{1}, LoadOffsets: 1_000_000, LoadMembers: 100_000, LoadGroups: 10_000}
 }
 
 func (o *Options) fill() {
@@ -136,6 +142,9 @@ func (o *Options) Validate() error {
 		if n < 1 {
 			return fmt.Errorf("heartbeat group count %d < 1", n)
 		}
+	}
+	if o.LoadOffsets < 0 || o.LoadMembers < 0 || o.LoadGroups < 0 {
+		return fmt.Errorf("negative shard-load size")
 	}
 	if o.StormConns < 0 || o.StormConns > 4096 || o.HBMembers < 0 || o.StormPartitions < 0 {
 		return fmt.Errorf("storm/heartbeat sizes out of range")
@@ -340,6 +349,20 @@ func Run(ctx context.Context, o Options, targets []Target, now time.Time) (*Repo
 			}
 		}
 	}
+	// Last: it restarts muster.
+	if want(WShardLoad) {
+		for _, t := range targets {
+			if ctx.Err() != nil {
+				break
+			}
+			if err := createTopic(ctx, t.Addr, "bench-cgh", 64); err != nil {
+				return nil, fmt.Errorf("%s: %w", t.Name, err)
+			}
+			for _, r := range shardLoad(ctx, &o, t, run) {
+				add(r)
+			}
+		}
+	}
 	rep.Comparisons = compare(rep.Results)
 	if want(WClassicStorm) && len(o.StormMembers) > 0 {
 		rep.Notes = append(rep.Notes, "classic-join-storm: muster waits group.initial.rebalance.delay.ms (3 s by default, as Kafka; extended while members keep joining) before the first rebalance of an empty group; kfake has no such delay. Pass --override group.initial.rebalance.delay.ms=0 to time the coordinator's own work.")
@@ -353,6 +376,9 @@ func Run(ctx context.Context, o Options, targets []Target, now time.Time) (*Repo
 func brief(r Result) string {
 	if r.Skipped {
 		return "skipped: " + r.Note
+	}
+	if r.Workload == WShardLoad {
+		return r.Step + ": " + shardLine(r)
 	}
 	s := fmt.Sprintf("%.0f req/s p50=%.3fms p99=%.3fms errors=%d", r.ReqPerSec, r.P50ms, r.P99ms, r.Errors)
 	if r.UnitName != "" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -193,7 +194,7 @@ func classicStorm(ctx context.Context, o *Options, t Target, group, topic string
 	defer mu.Unlock()
 	if converged == 0 {
 		r.Skipped = true
-		r.Note = fmt.Sprintf("did not converge within %v (%d members, %d partitions, %d requests, %d errors); %s", bound, members, partitions, r.Requests, r.Errors, r.Note)
+		r.Note = strings.TrimSuffix(fmt.Sprintf("did not converge within %v (%d members, %d partitions, %d requests, %d errors); %s", bound, members, partitions, r.Requests, r.Errors, r.Note), "; ")
 		return r
 	}
 	r.Seconds = converged.Seconds()

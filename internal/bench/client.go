@@ -15,6 +15,12 @@ import (
 type Target struct {
 	Name string // "muster", "kfake"
 	Addr string // host:port of its Kafka listener
+	// HTTP is muster's HTTP listener (/metrics, /readyz, /debug/pprof), "" when unknown.
+	HTTP string
+	// Pid is the broker's process id, 0 when unknown (not started by bench).
+	Pid int
+	// proc is the child process when bench started it (shard-load restarts it).
+	proc *Process
 }
 
 // versions pins the request versions both brokers are driven with: Kafka 4.4's, capped at

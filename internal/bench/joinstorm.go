@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -125,7 +126,7 @@ func joinStorm(ctx context.Context, o *Options, t Target, group, topic string, p
 	defer mu.Unlock()
 	if converged == 0 {
 		r.Skipped = true
-		r.Note = fmt.Sprintf("did not converge within %v (%d members, %d partitions, %d heartbeats, %d errors); %s", bound, members, partitions, r.Requests, r.Errors, r.Note)
+		r.Note = strings.TrimSuffix(fmt.Sprintf("did not converge within %v (%d members, %d partitions, %d heartbeats, %d errors); %s", bound, members, partitions, r.Requests, r.Errors, r.Note), "; ")
 		return r
 	}
 	r.Seconds = converged.Seconds()

@@ -55,6 +55,9 @@ func compare(rs []Result) []Comparison {
 			}
 			continue
 		}
+		if r.Workload == WShardLoad {
+			continue
+		}
 		if r.Workload == WPebble {
 			if !r.Skipped {
 				pebbleAt[r.Conns] = r.ReqPerSec
@@ -148,6 +151,18 @@ func (r *Report) WriteTable(w io.Writer) {
 			fmt.Fprintf(w, "pebble Sync commits, %d committers: %.0f commits/s, p50 %.3f ms, p99 %.3f ms\n", res.Conns, res.ReqPerSec, res.P50ms, res.P99ms)
 		}
 	}
+	var loads []Result
+	for _, res := range r.Results {
+		if res.Workload == WShardLoad && !res.Skipped {
+			loads = append(loads, res)
+		}
+	}
+	if len(loads) > 0 {
+		fmt.Fprintln(w, "\nshard load and memory (heap in use after a forced GC; RSS; growth per unit over the step):")
+		for _, res := range loads {
+			fmt.Fprintf(w, "  %-7s %-13s %s\n", res.Target, res.Step, shardLine(res))
+		}
+	}
 	var skipped []Result
 	for _, res := range r.Results {
 		if res.Skipped || res.Errors > 0 {
@@ -210,4 +225,29 @@ func generatorLine(client string) string {
 	default:
 		return "raw (one synchronous TCP connection per connection, kmsg framing); produce/consume: franz-go"
 	}
+}
+
+// shardLine describes one shard-load result.
+func shardLine(r Result) string {
+	if r.Step == StepRestart {
+		return fmt.Sprintf("%.3f s to /readyz 200, %d records replayed (%.0f records/s); %s", r.Seconds, r.Units, r.UnitsPerSec, r.Note)
+	}
+	heap := "heap -"
+	if r.HeapPerUnit != 0 || r.HeapAfter != 0 {
+		heap = fmt.Sprintf("heap %.0f B/%s (%.1f → %.1f MiB)", r.HeapPerUnit, unitSingular(r.UnitName), r.HeapBefore/(1<<20), r.HeapAfter/(1<<20))
+	}
+	return fmt.Sprintf("%d %s: %s, RSS %.0f B/%s (%.1f → %.1f MiB); seeded at %.0f/s, %d errors",
+		r.Units, r.UnitName, heap, r.RSSPerUnit, unitSingular(r.UnitName), r.RSSBefore/(1<<20), r.RSSAfter/(1<<20), r.UnitsPerSec, r.Errors)
+}
+
+func unitSingular(u string) string {
+	switch u {
+	case "committed offsets":
+		return "offset"
+	case "members":
+		return "member"
+	case "empty groups":
+		return "group"
+	}
+	return u
 }

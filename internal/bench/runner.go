@@ -34,6 +34,16 @@ type Result struct {
 	P99ms float64 `json:"p99_ms"`
 	Maxms float64 `json:"max_ms"`
 	Note  string  `json:"note,omitempty"`
+	// Step, for shard-load results, names the step (offsets, members, empty-groups, restart).
+	Step string `json:"step,omitempty"`
+	// Memory of the broker process around a shard-load seeding step, in bytes: heap in use
+	// after a forced GC (muster only) and resident set size; per unit = growth / units.
+	HeapBefore  float64 `json:"heap_before_bytes,omitempty"`
+	HeapAfter   float64 `json:"heap_after_bytes,omitempty"`
+	RSSBefore   float64 `json:"rss_before_bytes,omitempty"`
+	RSSAfter    float64 `json:"rss_after_bytes,omitempty"`
+	HeapPerUnit float64 `json:"heap_bytes_per_unit,omitempty"`
+	RSSPerUnit  float64 `json:"rss_bytes_per_unit,omitempty"`
 	// Skipped is set (with Note) when the workload could not run on this target.
 	Skipped bool `json:"skipped,omitempty"`
 }

@@ -22,12 +22,15 @@ const (
 	WJoinStorm   = "cg-join-storm" // KIP-848: n members join one group at once, time to converge
 	// WClassicStorm: n members join one classic consumer group at once (JoinGroup+SyncGroup).
 	WClassicStorm = "classic-join-storm"
-	WFsync        = "fsync"       // raw write+fsync rate of the data dir's filesystem
-	WPebble       = "pebble-sync" // concurrent 1-record Pebble Sync commits: the store's limit
+	// WShardLoad: memory per committed offset / member / empty group, restart-to-ready time and
+	// replay rate (muster; kfake: RSS per offset only).
+	WShardLoad = "shard-load"
+	WFsync     = "fsync"       // raw write+fsync rate of the data dir's filesystem
+	WPebble    = "pebble-sync" // concurrent 1-record Pebble Sync commits: the store's limit
 )
 
 // AllWorkloads lists every workload in run order.
-var AllWorkloads = []string{WApiVersions, WCommit1, WCommitN, WFetchAll, WProduce, WConsume, WHeartbeat, WJoinStorm, WClassicStorm, WFsync, WPebble}
+var AllWorkloads = []string{WApiVersions, WCommit1, WCommitN, WFetchAll, WProduce, WConsume, WHeartbeat, WJoinStorm, WClassicStorm, WFsync, WPebble, WShardLoad}
 
 // runSpec measures one closed-loop workload on one target: it opens conns connections, warms
 // each up with one successful request, then runs the timed loop.
