@@ -130,6 +130,13 @@ func (r *Report) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "muster bench  %s  %d CPUs  %s %s/%s  %v per case  loadavg %s\n", r.Date, r.Machine.NumCPU,
 		r.Machine.GoVersion, r.Machine.OS, r.Machine.Arch, r.Options.Duration, r.Machine.LoadAvg)
 	fmt.Fprintf(w, "load generator: %s\n\n", generatorLine(r.Options.Client))
+	if len(r.Comparisons) > 0 {
+		r.writeComparisons(w)
+	}
+	r.writeRest(w)
+}
+
+func (r *Report) writeComparisons(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "workload\tconns\tsize\tmetric\tmuster\tp50 ms\tp99 ms\tkfake\tp50 ms\tp99 ms\tmuster/kfake (kfake: in memory, no fsync)\tmuster/ApiVersions\tmuster/fsync\tmuster/pebble-sync\t")
 	for _, c := range r.Comparisons {
@@ -143,6 +150,9 @@ func (r *Report) WriteTable(w io.Writer) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+}
+
+func (r *Report) writeRest(w io.Writer) {
 	for _, res := range r.Results {
 		if res.Workload == WFsync && !res.Skipped {
 			fmt.Fprintf(w, "raw fsync: %.0f fsyncs/s, p50 %.3f ms, p99 %.3f ms (%s)\n", res.ReqPerSec, res.P50ms, res.P99ms, res.Note)
