@@ -32,7 +32,10 @@ func benchCommand() *cobra.Command {
 and a kfake broker (franz-go's in-memory fake Kafka, cmd/kfake-serve, its own process) on
 loopback, drive both with the same closed-loop raw Kafka requests and print a table (and JSON
 with --out). Workloads: ` + fmt.Sprint(bench.AllWorkloads) + `.
-Every case is bounded by --duration and --max-requests. kfake keeps state in memory and never
+The request workloads use --client raw (synchronous TCP, kmsg framing: cheap, default) or kgo
+(a franz-go client per connection). shard-load (muster's memory per offset/member/group and its
+restart time) runs last and restarts the muster child.
+Every case is bounded by --duration and --max-requests (storms by --duration + 30 s). kfake keeps state in memory and never
 fsyncs, so ratios to kfake compare a durable broker with an in-memory one; the machine limit is
 the ApiVersions round trip and the raw append+fsync rate of the data dir's filesystem.`,
 		Args: cobra.NoArgs,
