@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -72,7 +73,11 @@ the ApiVersions round trip and the raw append+fsync rate of the data dir's files
 					}
 					bin = exe
 				}
-				p, err := bench.StartMuster(ctx, bin, filepath.Join(work, "muster-data"), overrideArgs(overrides)...)
+				kvs := overrides
+				if slices.Contains(o.Workloads, bench.WShardLoad) {
+					kvs = append(bench.ShardLoadOverrides(), overrides...) // the user's win
+				}
+				p, err := bench.StartMuster(ctx, bin, filepath.Join(work, "muster-data"), overrideArgs(kvs)...)
 				if err != nil {
 					return exitErr(1, err.Error())
 				}

@@ -367,6 +367,9 @@ func Run(ctx context.Context, o Options, targets []Target, now time.Time) (*Repo
 	if want(WClassicStorm) && len(o.StormMembers) > 0 {
 		rep.Notes = append(rep.Notes, "classic-join-storm: muster waits group.initial.rebalance.delay.ms (3 s by default, as Kafka; extended while members keep joining) before the first rebalance of an empty group; kfake has no such delay. Pass --override group.initial.rebalance.delay.ms=0 to time the coordinator's own work.")
 	}
+	if want(WShardLoad) {
+		rep.Notes = append(rep.Notes, "shard-load: the seeded members join with one heartbeat and never heartbeat again; a muster started by `muster bench` gets group.consumer.session.timeout.ms=3600000 (and the max) when shard-load runs, so they outlive the step. The after-step group gauges in each note show whether members expired (consumer groups turning Empty).")
+	}
 	rep.Notes = append(rep.Notes,
 		"kfake keeps all state in memory and never fsyncs; muster acknowledges commits only after fsync. Ratios to kfake compare a durable broker with an in-memory one.",
 		"Machine limit: ApiVersions round trips on the same server and connection count (no coordinator, no disk), and the raw append+fsync rate of the data dir's filesystem.")

@@ -31,6 +31,14 @@ const loadPartitions = 1000
 // seedConns is the connections the seeding steps use in parallel.
 const seedConns = 8
 
+// ShardLoadOverrides are the muster config overrides `muster bench` passes when shard-load runs
+// on a muster it starts: the seeded members join with one heartbeat each and never heartbeat
+// again, so their sessions must outlive the seeding, the readings and the restart (the default
+// 45 s session would expire the first members while the last ones join).
+func ShardLoadOverrides() []string {
+	return []string{"group.consumer.session.timeout.ms=3600000", "group.consumer.max.session.timeout.ms=3600000"}
+}
+
 // memReading is one memory reading of a broker process: heap in use after a forced GC (muster
 // only: /debug/pprof/heap?gc=1 then go_memstats_heap_inuse_bytes) and resident set size
 // (process_resident_memory_bytes, or VmRSS from /proc/<pid>/status).
@@ -215,6 +223,9 @@ func seedStep(ctx context.Context, o *Options, t Target, step, unit string, read
 		res.RSSPerUnit = (after.rss - before.rss) / float64(res.Units)
 	}
 	res.Note += fmt.Sprintf("%d %s seeded in %.1f s", res.Units, unit, res.Seconds)
+	if t.HTTP != "" {
+		res.Note += groupGauges(ctx, t.HTTP)
+	}
 	return res
 }
 
@@ -282,6 +293,21 @@ func restartStep(ctx context.Context, o *Options, t Target) Result {
 		res.Note += "; after restart: " + err.Error()
 	}
 	return res
+}
+
+// groupGauges summarises muster's group gauges after a step (members whose session expired
+// during a long step leave their group Empty: the consumer group states show it).
+func groupGauges(ctx context.Context, addr string) string {
+	ms, err := scrape(ctx, addr)
+	if err != nil {
+		return ""
+	}
+	g := func(k string) int64 { return int64(ms[k]) }
+	return fmt.Sprintf("; after: %d offsets, %d classic + %d consumer groups (consumer: %d Stable, %d Reconciling, %d Assigning, %d Empty)",
+		g("muster_group_coordinator_offset_count"),
+		g(`muster_group_coordinator_group_count{protocol="classic"}`), g(`muster_group_coordinator_group_count{protocol="consumer"}`),
+		g(`muster_group_coordinator_consumer_group_count{state="Stable"}`), g(`muster_group_coordinator_consumer_group_count{state="Reconciling"}`),
+		g(`muster_group_coordinator_consumer_group_count{state="Assigning"}`), g(`muster_group_coordinator_consumer_group_count{state="Empty"}`))
 }
 
 // readMemory reads t's memory: via muster's HTTP endpoints when known, else VmRSS of its pid.
