@@ -246,8 +246,8 @@ func shardLine(r Result) string {
 	if r.HeapPerUnit != 0 || r.HeapAfter != 0 {
 		heap = fmt.Sprintf("heap %.0f B/%s (%.1f → %.1f MiB)", r.HeapPerUnit, unitSingular(r.UnitName), r.HeapBefore/(1<<20), r.HeapAfter/(1<<20))
 	}
-	return fmt.Sprintf("%d %s: %s, RSS %.0f B/%s (%.1f → %.1f MiB); seeded at %.0f/s, %d errors",
-		r.Units, r.UnitName, heap, r.RSSPerUnit, unitSingular(r.UnitName), r.RSSBefore/(1<<20), r.RSSAfter/(1<<20), r.UnitsPerSec, r.Errors)
+	return fmt.Sprintf("%d %s: %s, RSS %.0f B/%s (%.1f → %.1f MiB); seeded at %.0f/s, %d errors; %s",
+		r.Units, r.UnitName, heap, r.RSSPerUnit, unitSingular(r.UnitName), r.RSSBefore/(1<<20), r.RSSAfter/(1<<20), r.UnitsPerSec, r.Errors, r.Note)
 }
 
 func unitSingular(u string) string {
