@@ -387,6 +387,9 @@ func brief(r Result) string {
 	if r.UnitName != "" {
 		s += fmt.Sprintf(" %.0f %s/s", r.UnitsPerSec, r.UnitName)
 	}
+	if r.ClientCPUus > 0 {
+		s += fmt.Sprintf(" generator-cpu=%.1fus/req", r.ClientCPUus)
+	}
 	return s
 }
 

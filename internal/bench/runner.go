@@ -34,6 +34,10 @@ type Result struct {
 	P99ms float64 `json:"p99_ms"`
 	Maxms float64 `json:"max_ms"`
 	Note  string  `json:"note,omitempty"`
+	// ClientCPUus is the load generator's CPU time (the bench process, user + system) per
+	// completed request in microseconds (request workloads, Linux; 0 = not measured): CPU the
+	// broker under test could not use.
+	ClientCPUus float64 `json:"client_cpu_us_per_request,omitempty"`
 	// Step, for shard-load results, names the step (offsets, members, empty-groups, restart).
 	Step string `json:"step,omitempty"`
 	// Memory of the broker process around a shard-load seeding step, in bytes: heap in use

@@ -48,7 +48,11 @@ func runSpec(ctx context.Context, o *Options, t Target, workload string, conns i
 		res.Skipped, res.Note = true, err.Error()
 		return res
 	}
+	cpu0 := selfCPU()
 	r := closedLoop(ctx, conns, o.Duration, o.MaxRequests, fn)
+	if cpu := selfCPU() - cpu0; cpu0 > 0 && r.Requests > 0 {
+		r.ClientCPUus = float64(cpu.Microseconds()) / float64(r.Requests)
+	}
 	r.Workload, r.Target, r.UnitName = workload, t.Name, unit
 	return r
 }
