@@ -75,7 +75,10 @@ the ApiVersions round trip and the raw append+fsync rate of the data dir's files
 				}
 				kvs := overrides
 				if slices.Contains(o.Workloads, bench.WShardLoad) {
-					kvs = append(bench.ShardLoadOverrides(), overrides...) // the user's win
+					kvs = append(bench.ShardLoadOverrides(), kvs...) // the user's win
+				}
+				if slices.Contains(o.Workloads, bench.WClassicStorm) {
+					kvs = append(bench.ClassicStormOverrides(), kvs...)
 				}
 				p, err := bench.StartMuster(ctx, bin, filepath.Join(work, "muster-data"), overrideArgs(kvs)...)
 				if err != nil {

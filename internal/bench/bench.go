@@ -365,7 +365,7 @@ func Run(ctx context.Context, o Options, targets []Target, now time.Time) (*Repo
 	}
 	rep.Comparisons = compare(rep.Results)
 	if want(WClassicStorm) && len(o.StormMembers) > 0 {
-		rep.Notes = append(rep.Notes, "classic-join-storm: muster waits group.initial.rebalance.delay.ms (3 s by default, as Kafka; extended while members keep joining) before the first rebalance of an empty group; kfake has no such delay. Pass --override group.initial.rebalance.delay.ms=0 to time the coordinator's own work.")
+		rep.Notes = append(rep.Notes, "classic-join-storm: a muster started by `muster bench` runs with group.initial.rebalance.delay.ms=0 (Kafka's default is 3 s, extended while members keep joining; kfake has no such delay), so the storm times the coordinator's own work; --override group.initial.rebalance.delay.ms=3000 restores Kafka's default.")
 	}
 	if want(WShardLoad) {
 		rep.Notes = append(rep.Notes, "shard-load: the seeded members join with one heartbeat and never heartbeat again; a muster started by `muster bench` gets group.consumer.session.timeout.ms=3600000 (and the max) when shard-load runs, so they outlive the step. The after-step group gauges in each note show whether members expired (consumer groups turning Empty).")

@@ -39,6 +39,14 @@ func ShardLoadOverrides() []string {
 	return []string{"group.consumer.session.timeout.ms=3600000", "group.consumer.max.session.timeout.ms=3600000"}
 }
 
+// ClassicStormOverrides are the overrides `muster bench` passes when classic-join-storm runs on
+// a muster it starts: group.initial.rebalance.delay.ms=0, so the storm times the coordinator's
+// work rather than Kafka's initial delay (3 s, extended while members keep joining), which kfake
+// does not have.
+func ClassicStormOverrides() []string {
+	return []string{"group.initial.rebalance.delay.ms=0"}
+}
+
 // memReading is one memory reading of a broker process: heap in use after a forced GC (muster
 // only: /debug/pprof/heap?gc=1 then go_memstats_heap_inuse_bytes) and resident set size
 // (process_resident_memory_bytes, or VmRSS from /proc/<pid>/status).
