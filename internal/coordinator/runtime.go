@@ -181,8 +181,15 @@ func (rt *Runtime) Clock() Clock { return rt.clock }
 // ShardFor is Kafka's group → __consumer_offsets partition rule: abs(Java String.hashCode) mod
 // N, with Utils.abs mapping MinInt32 to 0.
 func ShardFor(groupID string, shards int32) int32 {
+	// Java's String.hashCode over UTF-16 code units, computed without building the UTF-16 slice.
 	var h int32
-	for _, r := range utf16Units(groupID) {
+	for _, r := range groupID {
+		if r >= 0x10000 {
+			r -= 0x10000
+			h = 31*h + int32(0xD800+(r>>10))
+			h = 31*h + int32(0xDC00+(r&0x3FF))
+			continue
+		}
 		h = 31*h + int32(r)
 	}
 	if h == -2147483648 {
@@ -191,19 +198,6 @@ func ShardFor(groupID string, shards int32) int32 {
 		h = -h
 	}
 	return h % shards
-}
-
-func utf16Units(s string) []uint16 {
-	out := make([]uint16, 0, len(s))
-	for _, r := range s {
-		if r >= 0x10000 {
-			r -= 0x10000
-			out = append(out, uint16(0xD800+(r>>10)), uint16(0xDC00+(r&0x3FF)))
-			continue
-		}
-		out = append(out, uint16(r))
-	}
-	return out
 }
 
 // Do runs op on groupID's shard and waits for its reply. Errors are kerr errors: NOT_COORDINATOR
