@@ -103,6 +103,10 @@ type Shard struct {
 type appendReq struct {
 	lease store.Shard
 	recs  []Record
+	// replies are released by the committer as soon as the Append succeeds (their responses
+	// were set by the loop before the batch was handed over), one goroutine hand-off sooner than
+	// through the loop; a failed Append leaves them to the loop, which fails them.
+	replies []*Call
 }
 
 const (
@@ -442,7 +446,7 @@ func (s *Shard) maybeCommit() {
 	s.inflight = b
 	s.cur = &batch{}
 	s.st.batch = s.cur
-	s.appends <- appendReq{lease: s.lease, recs: dedupe(b.records)}
+	s.appends <- appendReq{lease: s.lease, recs: dedupe(b.records), replies: b.replies}
 }
 
 // committer is the shard's long-lived Append goroutine: it appends each batch the loop hands it
@@ -452,6 +456,11 @@ func (s *Shard) committer() {
 	for req := range s.appends {
 		start := time.Now()
 		err := req.lease.Append(context.Background(), req.recs)
+		if err == nil {
+			for _, c := range req.replies {
+				c.finish()
+			}
+		}
 		if s.rt.hooks.OnCommit != nil {
 			s.rt.hooks.OnCommit(s.id, len(req.recs), time.Since(start), err)
 		}
@@ -464,7 +473,9 @@ func (s *Shard) committed(err error) bool {
 	b := s.inflight
 	s.inflight = nil
 	if err == nil {
-		s.release(b, nil)
+		for _, c := range b.replies { // released by the committer already
+			delete(s.outstanding, c)
+		}
 		return true
 	}
 	s.rt.log.Error("coordinator: batch commit failed; failing its requests and reloading the shard",
