@@ -390,6 +390,12 @@ func brief(r Result) string {
 	if r.ClientCPUus > 0 {
 		s += fmt.Sprintf(" generator-cpu=%.1fus/req", r.ClientCPUus)
 	}
+	if r.ServerCPUus > 0 {
+		s += fmt.Sprintf(" server-cpu=%.1fus/req", r.ServerCPUus)
+	}
+	if r.RecordsPerFsync > 0 {
+		s += fmt.Sprintf(" records/fsync=%.2f", r.RecordsPerFsync)
+	}
 	return s
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 )
@@ -35,6 +36,10 @@ type Comparison struct {
 	// VsPebble is muster's requests/s over concurrent 1-record Pebble Sync commits at the same
 	// concurrency (commit-1 only): the share of the store's durable-commit limit reached.
 	VsPebble float64 `json:"muster_vs_pebble_sync,omitempty"`
+	// MusterCPUus is muster's process CPU per request (µs) and RecordsPerFsync its records per
+	// WAL fsync during the case (Result.ServerCPUus, Result.RecordsPerFsync); 0 = not measured.
+	MusterCPUus     float64 `json:"muster_cpu_us_per_request,omitempty"`
+	RecordsPerFsync float64 `json:"muster_records_per_fsync,omitempty"`
 }
 
 // compare derives the summary rows from the measured results.
@@ -100,6 +105,7 @@ func compare(rs []Result) []Comparison {
 		}
 		if mok && !m.Skipped {
 			c.Muster, c.MusterP50, c.MusterP99 = rate(m), m.P50ms, m.P99ms
+			c.MusterCPUus, c.RecordsPerFsync = m.ServerCPUus, m.RecordsPerFsync
 		}
 		if fok && !f.Skipped {
 			c.Kfake, c.KfakeP50, c.KfakeP99 = rate(f), f.P50ms, f.P99ms
@@ -138,15 +144,15 @@ func (r *Report) WriteTable(w io.Writer) {
 
 func (r *Report) writeComparisons(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\tconns\tsize\tmetric\tmuster\tp50 ms\tp99 ms\tkfake\tp50 ms\tp99 ms\tmuster/kfake (kfake: in memory, no fsync)\tmuster/ApiVersions\tmuster/fsync\tmuster/pebble-sync\t")
+	fmt.Fprintln(tw, "workload\tconns\tsize\tmetric\tmuster\tp50 ms\tp99 ms\tkfake\tp50 ms\tp99 ms\tmuster/kfake (kfake: in memory, no fsync)\tmuster/ApiVersions\tmuster/fsync\tmuster/pebble-sync\tmuster CPU µs/req\trecords/fsync\t")
 	for _, c := range r.Comparisons {
 		size := strings.TrimSpace(sizeOf(c.Members, c.Groups, c.Partitions))
 		if size == "" {
 			size = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Workload, c.Conns, size, c.Metric,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Workload, c.Conns, size, c.Metric,
 			num(c.Muster), lat(c.MusterP50), lat(c.MusterP99), num(c.Kfake), lat(c.KfakeP50), lat(c.KfakeP99),
-			ratio(c.VsKfake), ratio(c.VsAPIVersions), ratio(c.VsFsync), ratio(c.VsPebble))
+			ratio(c.VsKfake), ratio(c.VsAPIVersions), ratio(c.VsFsync), ratio(c.VsPebble), optNum(c.MusterCPUus, 1), optNum(c.RecordsPerFsync, 2))
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -260,4 +266,12 @@ func unitSingular(u string) string {
 		return "group"
 	}
 	return u
+}
+
+// optNum formats v with prec decimals, or "-" when it was not measured (0).
+func optNum(v float64, prec int) string {
+	if v <= 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
 }

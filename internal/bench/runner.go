@@ -38,6 +38,15 @@ type Result struct {
 	// completed request in microseconds (request workloads, Linux; 0 = not measured): CPU the
 	// broker under test could not use.
 	ClientCPUus float64 `json:"client_cpu_us_per_request,omitempty"`
+	// ServerCPUus is the broker process's CPU time per completed request in microseconds, from
+	// muster's process_cpu_seconds_total (10 ms resolution) around the timed loop; 0 = not
+	// measured (kfake, or a muster without a known HTTP address). Steadier than requests/s on a
+	// shared machine.
+	ServerCPUus float64 `json:"server_cpu_us_per_request,omitempty"`
+	// RecordsPerFsync is the coordinator records made durable per WAL fsync during the timed
+	// loop (muster's muster_coordinator_batch_records_sum ÷ muster_store_wal_syncs_total; commit
+	// workloads): group commit shares one fsync between requests.
+	RecordsPerFsync float64 `json:"records_per_fsync,omitempty"`
 	// Step, for shard-load results, names the step (offsets, members, empty-groups, restart).
 	Step string `json:"step,omitempty"`
 	// Memory of the broker process around a shard-load seeding step, in bytes: heap in use

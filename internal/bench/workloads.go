@@ -48,12 +48,21 @@ func runSpec(ctx context.Context, o *Options, t Target, workload string, conns i
 		res.Skipped, res.Note = true, err.Error()
 		return res
 	}
+	var m0 map[string]float64
+	if t.HTTP != "" {
+		m0, _ = scrape(ctx, t.HTTP)
+	}
 	cpu0 := selfCPU()
 	r := closedLoop(ctx, conns, o.Duration, o.MaxRequests, fn)
 	if cpu := selfCPU() - cpu0; cpu0 > 0 && r.Requests > 0 {
 		r.ClientCPUus = float64(cpu.Microseconds()) / float64(r.Requests)
 	}
 	r.Workload, r.Target, r.UnitName = workload, t.Name, unit
+	if m0 != nil && r.Requests > 0 {
+		if m1, err := scrape(ctx, t.HTTP); err == nil {
+			serverCounters(&r, m0, m1)
+		}
+	}
 	return r
 }
 
@@ -189,4 +198,19 @@ func commitResult(resp *kmsg.OffsetCommitResponse, want int) (int64, error) {
 		return 0, fmt.Errorf("%d partitions in the response, want %d", n, want)
 	}
 	return n, nil
+}
+
+// serverCounters fills the server-side figures of r from two /metrics scrapes of muster taken
+// around its timed loop.
+func serverCounters(r *Result, m0, m1 map[string]float64) {
+	d := func(name string) float64 { return m1[name] - m0[name] }
+	if cpu := d("process_cpu_seconds_total"); cpu > 0 {
+		r.ServerCPUus = cpu * 1e6 / float64(r.Requests)
+	}
+	if r.Workload != WCommit1 && r.Workload != WCommitN {
+		return
+	}
+	if syncs, recs := d("muster_store_wal_syncs_total"), d("muster_coordinator_batch_records_sum"); syncs > 0 && recs > 0 {
+		r.RecordsPerFsync = recs / syncs
+	}
 }
