@@ -112,7 +112,7 @@ type uniformAssignor struct{}
 func (uniformAssignor) Name() string { return UniformName }
 
 func (uniformAssignor) Assign(spec *GroupSpec, topics TopicMetadata) (Assignment, error) {
-	b, err := newBuilder(spec, topics, compareByMemberID)
+	b, err := newBuilder(spec, topics, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -36,6 +36,8 @@ type builder struct {
 	buckets   [][]int32
 }
 
+// newBuilder validates spec and prepares the shared state; members are sorted
+// by order, or by member id when order is nil.
 func newBuilder(spec *GroupSpec, md TopicMetadata, order func(a, b *MemberSpec) int) (*builder, error) {
 	if spec == nil {
 		return nil, errorf("nil group spec")
@@ -50,7 +52,11 @@ func newBuilder(spec *GroupSpec, md TopicMetadata, order func(a, b *MemberSpec) 
 		}
 		b.members[i] = &spec.Members[i]
 	}
-	slices.SortFunc(b.members, order)
+	if order == nil {
+		sortByMemberID(b.members)
+	} else {
+		slices.SortFunc(b.members, order)
+	}
 	for i := 1; i < len(b.members); i++ {
 		if b.members[i].MemberID == b.members[i-1].MemberID {
 			return nil, errorf("duplicate member id %q", b.members[i].MemberID)
@@ -138,7 +144,21 @@ func newBuilder(spec *GroupSpec, md TopicMetadata, order func(a, b *MemberSpec) 
 		}
 	}
 	if !b.homogeneous {
+		// Counted first, then filled into one flat array.
+		off := make([]int32, len(b.topics)+1)
+		for _, s := range b.subs {
+			for _, t := range s {
+				off[t+1]++
+			}
+		}
+		for t := range b.topics {
+			off[t+1] += off[t]
+		}
+		flat := make([]int32, off[len(b.topics)])
 		b.subscribers = make([][]int32, len(b.topics))
+		for t := range b.subscribers {
+			b.subscribers[t] = flat[off[t]:off[t]:off[t+1]]
+		}
 		for m, s := range b.subs {
 			for _, t := range s {
 				b.subscribers[t] = append(b.subscribers[t], int32(m))

@@ -1,69 +1,78 @@
 package assign
 
-// output builds the Assignment from the owner array: for each topic, each
-// member's partitions in ascending order, sliced from one shared backing
-// array. Cost O(members + partitions + member-topic pairs).
+// output builds the Assignment from the owner array: for each member, a map
+// with one entry per topic it received, holding its partitions in ascending
+// order. All lists are sub-slices (capacity-limited) of one backing array.
+// Cost O(members + partitions), plus one map entry per member-topic pair.
+//
+// Two passes over the owner array: (1) per member, the number of partitions
+// and of topics (topics are visited in order, so a member starts a new topic
+// exactly when its last-seen topic changes); (2) a counting-sort scatter of
+// the partition numbers, ascending per member, recording where each of the
+// member's topics starts.
 func (b *builder) output() Assignment {
-	out := make(Assignment, len(b.members))
-	maps := make([]map[TopicID][]int32, len(b.members))
-	if b.total > 0 {
-		backing := make([]int32, b.total)
-		lists := make([][]int32, len(b.members))
-		cnt := make([]int32, len(b.members))
-		var touched []int32
-		// First pass: number of topics per member, to size the maps.
-		ntop := make([]int32, len(b.members))
-		for _, t := range b.topics {
-			for _, m := range b.owner[t.off : t.off+t.n] {
-				if m >= 0 && cnt[m] == 0 {
-					cnt[m] = 1
-					touched = append(touched, m)
-				}
-			}
-			for _, m := range touched {
-				cnt[m] = 0
-				ntop[m]++
-			}
-			touched = touched[:0]
+	nm := len(b.members)
+	out := make(Assignment, nm)
+	if b.total == 0 {
+		for _, ms := range b.members {
+			out[ms.MemberID] = map[TopicID][]int32{}
 		}
-		for m, n := range ntop {
-			if n > 0 {
-				maps[m] = make(map[TopicID][]int32, n)
+		return out
+	}
+	// Per member: start/segOff (prefix sums, nm+1 each), last topic seen
+	// (topic index + 1; 0 = none), and the scatter cursors pos and seg.
+	scratch := make([]int32, 5*nm+2)
+	start, segOff := scratch[:nm+1], scratch[nm+1:2*nm+2]
+	last, pos, seg := scratch[2*nm+2:3*nm+2], scratch[3*nm+2:4*nm+2], scratch[4*nm+2:]
+	for t, ti := range b.topics {
+		tt := int32(t) + 1
+		for _, m := range b.owner[ti.off : ti.off+ti.n] {
+			if m < 0 {
+				continue // cannot happen after a successful assignment
+			}
+			start[m+1]++
+			if last[m] != tt {
+				last[m] = tt
+				segOff[m+1]++
 			}
 		}
-		pos := 0
-		for _, t := range b.topics {
-			seg := b.owner[t.off : t.off+t.n]
-			for _, m := range seg {
-				if m < 0 {
-					continue // cannot happen after a successful assignment
-				}
-				if cnt[m] == 0 {
-					touched = append(touched, m)
-				}
-				cnt[m]++
+	}
+	for m := 0; m < nm; m++ {
+		start[m+1] += start[m]
+		segOff[m+1] += segOff[m]
+		pos[m], seg[m], last[m] = start[m], segOff[m], 0
+	}
+	backing := make([]int32, start[nm])
+	// Per member-topic segment: topic index and start in backing.
+	segTopic := make([]int32, 2*segOff[nm])
+	segStart := segTopic[segOff[nm]:]
+	for t, ti := range b.topics {
+		tt := int32(t) + 1
+		for p, m := range b.owner[ti.off : ti.off+ti.n] {
+			if m < 0 {
+				continue
 			}
-			for _, m := range touched {
-				lists[m] = backing[pos : pos : pos+int(cnt[m])]
-				pos += int(cnt[m])
+			if last[m] != tt {
+				last[m] = tt
+				segTopic[seg[m]] = int32(t)
+				segStart[seg[m]] = pos[m]
+				seg[m]++
 			}
-			for p, m := range seg {
-				if m >= 0 {
-					lists[m] = append(lists[m], int32(p))
-				}
-			}
-			for _, m := range touched {
-				maps[m][t.id] = lists[m]
-				cnt[m] = 0
-			}
-			touched = touched[:0]
+			backing[pos[m]] = int32(p)
+			pos[m]++
 		}
 	}
 	for m, ms := range b.members {
-		if maps[m] == nil {
-			maps[m] = map[TopicID][]int32{}
+		lo, hi := segOff[m], segOff[m+1]
+		mp := make(map[TopicID][]int32, hi-lo)
+		for k := lo; k < hi; k++ {
+			end := start[m+1]
+			if k+1 < hi {
+				end = segStart[k+1]
+			}
+			mp[b.topics[segTopic[k]].id] = backing[segStart[k]:end:end]
 		}
-		out[ms.MemberID] = maps[m]
+		out[ms.MemberID] = mp
 	}
 	return out
 }

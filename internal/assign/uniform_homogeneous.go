@@ -68,6 +68,26 @@ func (b *builder) uniformHomogeneous() error {
 		rem[m] = q - cnt[m]
 	}
 
+	if !b.racks.aware {
+		// No rack preferences and hence no give-back hints: fill is a walk
+		// over the unassigned partitions in order, handing each to the first
+		// member with room. Done in place, without collecting them.
+		m := 0
+		for gp, o := range b.owner {
+			if o >= 0 {
+				continue
+			}
+			for rem[m] <= 0 {
+				m++
+				if m == len(rem) {
+					return errUnassigned
+				}
+			}
+			b.owner[gp] = int32(m)
+			rem[m]--
+		}
+		return nil
+	}
 	unassigned := make([]int32, 0, b.total-int(sum(cnt)))
 	for gp, o := range b.owner {
 		if o < 0 {
