@@ -24,17 +24,25 @@ func (b *builder) output() Assignment {
 	scratch := make([]int32, 5*nm+2)
 	start, segOff := scratch[:nm+1], scratch[nm+1:2*nm+2]
 	last, pos, seg := scratch[2*nm+2:3*nm+2], scratch[3*nm+2:4*nm+2], scratch[4*nm+2:]
+	// Both passes walk runs of partitions with the same owner (long in
+	// homogeneous groups: members receive contiguous ranges).
 	for t, ti := range b.topics {
 		tt := int32(t) + 1
-		for _, m := range b.owner[ti.off : ti.off+ti.n] {
-			if m < 0 {
-				continue // cannot happen after a successful assignment
+		own := b.owner[ti.off : ti.off+ti.n]
+		for i := 0; i < len(own); {
+			m := own[i]
+			j := i + 1
+			for j < len(own) && own[j] == m {
+				j++
 			}
-			start[m+1]++
-			if last[m] != tt {
-				last[m] = tt
-				segOff[m+1]++
+			if m >= 0 { // always after a successful assignment
+				start[m+1] += int32(j - i)
+				if last[m] != tt {
+					last[m] = tt
+					segOff[m+1]++
+				}
 			}
+			i = j
 		}
 	}
 	for m := 0; m < nm; m++ {
@@ -48,18 +56,27 @@ func (b *builder) output() Assignment {
 	segStart := segTopic[segOff[nm]:]
 	for t, ti := range b.topics {
 		tt := int32(t) + 1
-		for p, m := range b.owner[ti.off : ti.off+ti.n] {
-			if m < 0 {
-				continue
+		own := b.owner[ti.off : ti.off+ti.n]
+		for i := 0; i < len(own); {
+			m := own[i]
+			j := i + 1
+			for j < len(own) && own[j] == m {
+				j++
 			}
-			if last[m] != tt {
-				last[m] = tt
-				segTopic[seg[m]] = int32(t)
-				segStart[seg[m]] = pos[m]
-				seg[m]++
+			if m >= 0 {
+				if last[m] != tt {
+					last[m] = tt
+					segTopic[seg[m]] = int32(t)
+					segStart[seg[m]] = pos[m]
+					seg[m]++
+				}
+				dst := backing[pos[m] : pos[m]+int32(j-i)]
+				for k := range dst {
+					dst[k] = int32(i + k)
+				}
+				pos[m] += int32(j - i)
 			}
-			backing[pos[m]] = int32(p)
-			pos[m]++
+			i = j
 		}
 	}
 	for m, ms := range b.members {

@@ -72,19 +72,19 @@ func (b *builder) uniformHomogeneous() error {
 		// No rack preferences and hence no give-back hints: fill is a walk
 		// over the unassigned partitions in order, handing each to the first
 		// member with room. Done in place, without collecting them.
-		m := 0
-		for gp, o := range b.owner {
-			if o >= 0 {
-				continue
-			}
-			for rem[m] <= 0 {
-				m++
-				if m == len(rem) {
-					return errUnassigned
+		gp, own := 0, b.owner
+		for m, r := range rem {
+			for ; r > 0 && gp < len(own); gp++ {
+				if own[gp] < 0 {
+					own[gp] = int32(m)
+					r--
 				}
 			}
-			b.owner[gp] = int32(m)
-			rem[m]--
+		}
+		for ; gp < len(own); gp++ {
+			if own[gp] < 0 {
+				return errUnassigned
+			}
 		}
 		return nil
 	}
