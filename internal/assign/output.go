@@ -1,23 +1,37 @@
 package assign
 
-// output builds the Assignment from the owner array: for each member, a map
-// with one entry per topic it received, holding its partitions in ascending
-// order. All lists are sub-slices (capacity-limited) of one backing array.
-// Cost O(members + partitions), plus one map entry per member-topic pair.
+import (
+	"slices"
+	"strings"
+)
+
+// output builds the Assignment from the owner array: for each member, its
+// topics in topic order, each with its partitions ascending.
+// Cost O(members + partitions) (plus sorting the member ids when the member
+// order is not by id, as in range with static members).
 //
 // Two passes over the owner array: (1) per member, the number of partitions
 // and of topics (topics are visited in order, so a member starts a new topic
 // exactly when its last-seen topic changes); (2) a counting-sort scatter of
 // the partition numbers, ascending per member, recording where each of the
 // member's topics starts.
-func (b *builder) output() Assignment {
+func (b *builder) output() *Assignment {
 	nm := len(b.members)
-	out := make(Assignment, nm)
-	if b.total == 0 {
-		for _, ms := range b.members {
-			out[ms.MemberID] = map[TopicID][]int32{}
+	a := &Assignment{ids: make([]string, nm)}
+	for m, ms := range b.members {
+		a.ids[m] = ms.MemberID
+	}
+	if !slices.IsSorted(a.ids) {
+		a.byID = make([]int32, nm)
+		for m := range a.byID {
+			a.byID[m] = int32(m)
 		}
-		return out
+		slices.SortFunc(a.byID, func(x, y int32) int { return strings.Compare(a.ids[x], a.ids[y]) })
+	}
+	if b.total == 0 {
+		a.segOff = make([]int32, nm+1)
+		a.segStart = []int32{0}
+		return a
 	}
 	// Per member: start/segOff (prefix sums, nm+1 each), last topic seen
 	// (topic index + 1; 0 = none), and the scatter cursors pos and seg.
@@ -51,9 +65,10 @@ func (b *builder) output() Assignment {
 		pos[m], seg[m], last[m] = start[m], segOff[m], 0
 	}
 	backing := make([]int32, start[nm])
-	// Per member-topic segment: topic index and start in backing.
-	segTopic := make([]int32, 2*segOff[nm])
-	segStart := segTopic[segOff[nm]:]
+	// Per member-topic segment: topic and start in backing (plus the end).
+	segTopic := make([]TopicID, segOff[nm])
+	segStart := make([]int32, segOff[nm]+1)
+	segStart[segOff[nm]] = start[nm]
 	for t, ti := range b.topics {
 		tt := int32(t) + 1
 		own := b.owner[ti.off : ti.off+ti.n]
@@ -66,7 +81,7 @@ func (b *builder) output() Assignment {
 			if m >= 0 {
 				if last[m] != tt {
 					last[m] = tt
-					segTopic[seg[m]] = int32(t)
+					segTopic[seg[m]] = ti.id
 					segStart[seg[m]] = pos[m]
 					seg[m]++
 				}
@@ -79,17 +94,9 @@ func (b *builder) output() Assignment {
 			i = j
 		}
 	}
-	for m, ms := range b.members {
-		lo, hi := segOff[m], segOff[m+1]
-		mp := make(map[TopicID][]int32, hi-lo)
-		for k := lo; k < hi; k++ {
-			end := start[m+1]
-			if k+1 < hi {
-				end = segStart[k+1]
-			}
-			mp[b.topics[segTopic[k]].id] = backing[segStart[k]:end:end]
-		}
-		out[ms.MemberID] = mp
-	}
-	return out
+	a.segOff = segOff
+	a.segTopic = segTopic
+	a.segStart = segStart
+	a.parts = backing
+	return a
 }

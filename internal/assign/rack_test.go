@@ -31,7 +31,7 @@ func rackSpec(members, topics int, parts int32, rf int) (*GroupSpec, *meta) {
 	return spec, md
 }
 
-func rackMisses(spec *GroupSpec, md *meta, a Assignment) int {
+func rackMisses(spec *GroupSpec, md *meta, a AssignmentMap) int {
 	miss := 0
 	for _, ms := range spec.Members {
 		for id, ps := range a[ms.MemberID] {
@@ -50,7 +50,7 @@ func TestRackAwareUniformAndRange(t *testing.T) {
 		for _, a := range assignors {
 			t.Run(fmt.Sprintf("%s/rf=%d", a.Name(), rf), func(t *testing.T) {
 				spec, md := rackSpec(6, 2, 12, rf)
-				out, err := a.Assign(spec, md)
+				out, err := assignMap(a, spec, md)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -67,12 +67,12 @@ func TestRackAwareUniformAndRange(t *testing.T) {
 				for i := range blind.Members {
 					blind.Members[i].RackID = ""
 				}
-				out2, _ := a.Assign(blind, md)
+				out2, _ := assignMap(a, blind, md)
 				if rf == 1 && rackMisses(spec, md, out2) == 0 {
 					t.Fatal("test is not discriminating: rack-blind assignment is already on-rack")
 				}
 				// Stable when re-run from its own result.
-				again, err := a.Assign(withCurrent(spec, out), md)
+				again, err := assignMap(a, withCurrent(spec, out), md)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -96,7 +96,7 @@ func TestRackAwareKeepsBalanceOverLocality(t *testing.T) {
 	// Every partition on the same single rack: rack info cannot help
 	// distinguish partitions, only one member can be local.
 	for _, a := range assignors {
-		out, err := a.Assign(spec, md)
+		out, err := assignMap(a, spec, md)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +118,7 @@ func TestRackAwareHeterogeneousUniform(t *testing.T) {
 		}
 		spec.Members = append(spec.Members, MemberSpec{MemberID: fmt.Sprintf("m%d", i), RackID: rackNames[i%3], Subscribed: subs})
 	}
-	out, err := Uniform().Assign(spec, md)
+	out, err := assignMap(Uniform(), spec, md)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestRackAwareHeterogeneousUniform(t *testing.T) {
 	for i := range blind.Members {
 		blind.Members[i].RackID = ""
 	}
-	out2, _ := Uniform().Assign(blind, md)
+	out2, _ := assignMap(Uniform(), blind, md)
 	if m, m2 := rackMisses(spec, md, out), rackMisses(spec, md, out2); m >= m2 {
 		t.Fatalf("rack-aware misses %d, rack-blind %d", m, m2)
 	}
@@ -145,7 +145,7 @@ func TestRangeCoPartitioningWinsOverRacks(t *testing.T) {
 	for i := range spec.Members {
 		spec.Members[i].RackID = rackNames[i]
 	}
-	out, err := Range().Assign(spec, md)
+	out, err := assignMap(Range(), spec, md)
 	if err != nil {
 		t.Fatal(err)
 	}
