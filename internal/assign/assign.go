@@ -111,6 +111,7 @@ func (uniformAssignor) Assign(spec *GroupSpec, topics TopicMetadata) (*Assignmen
 	if err != nil {
 		return nil, err
 	}
+	defer b.release()
 	if b.total > 0 {
 		if b.homogeneous {
 			err = b.uniformHomogeneous()
@@ -133,6 +134,7 @@ func (rangeAssignor) Assign(spec *GroupSpec, topics TopicMetadata) (*Assignment,
 	if err != nil {
 		return nil, err
 	}
+	defer b.release()
 	if b.total > 0 {
 		if err := b.rangeAssign(); err != nil {
 			return nil, err

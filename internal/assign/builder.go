@@ -2,6 +2,7 @@ package assign
 
 import (
 	"slices"
+	"sync"
 )
 
 // topicInfo is one subscribed topic with a known partition count.
@@ -73,8 +74,8 @@ func newBuilder(spec *GroupSpec, md TopicMetadata, order func(a, b *MemberSpec) 
 		n int
 	}
 	seen := map[sliceKey]bool{}
-	for _, m := range b.members {
-		if len(m.Subscribed) == 0 {
+	for i, m := range b.members {
+		if len(m.Subscribed) == 0 || i > 0 && sameTopics(m.Subscribed, b.members[i-1].Subscribed) {
 			continue
 		}
 		key := sliceKey{&m.Subscribed[0], len(m.Subscribed)}
@@ -116,6 +117,10 @@ func newBuilder(spec *GroupSpec, md TopicMetadata, order func(a, b *MemberSpec) 
 	// resolved once: coordinators typically share identical subscriptions.
 	resolved := map[sliceKey][]int32{}
 	for m, ms := range b.members {
+		if m > 0 && sameTopics(ms.Subscribed, b.members[m-1].Subscribed) {
+			b.subs[m] = b.subs[m-1] // homogeneity unchanged
+			continue
+		}
 		var key sliceKey
 		if len(ms.Subscribed) > 0 {
 			key = sliceKey{&ms.Subscribed[0], len(ms.Subscribed)}
@@ -166,12 +171,37 @@ func newBuilder(spec *GroupSpec, md TopicMetadata, order func(a, b *MemberSpec) 
 		}
 	}
 
-	b.owner = make([]int32, b.total)
-	for i := range b.owner {
-		b.owner[i] = -1
-	}
+	b.owner = getOwner(b.total)
 	b.racks.load(b, md)
 	return b, nil
+}
+
+// ownerPool recycles owner arrays between assignments: they are scratch
+// (never part of an Assignment) and the largest allocation of an assignment.
+var ownerPool sync.Pool // of *[]int32
+
+// getOwner returns an owner array of n entries, all -1 (unassigned).
+func getOwner(n int) []int32 {
+	var o []int32
+	if p, ok := ownerPool.Get().(*[]int32); ok && cap(*p) >= n {
+		o = (*p)[:n]
+	} else {
+		o = make([]int32, n)
+	}
+	for i := range o {
+		o[i] = -1
+	}
+	return o
+}
+
+// release returns the builder's scratch to its pools; b must not be used
+// afterwards.
+func (b *builder) release() {
+	if b.owner != nil {
+		o := b.owner
+		b.owner = nil
+		ownerPool.Put(&o)
+	}
 }
 
 // subscribed reports whether member m subscribes to topic t.
@@ -321,6 +351,18 @@ func (b *builder) fillRackAware(left []int32, cands []int32, rem []int32, byMatc
 		}
 	}
 	return left
+}
+
+// sameTopics reports whether a and b list the same topics in the same order
+// (a shortcut for members sharing or repeating one subscription).
+func sameTopics(a, b []TopicID) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 || &a[0] == &b[0] {
+		return true
+	}
+	return slices.Equal(a, b)
 }
 
 // sameInts is slices.Equal with a shortcut for the same backing array.
