@@ -1,5 +1,7 @@
 package assign
 
+import "slices"
+
 // rackInfo holds the racks relevant to rack-aware assignment: the racks of
 // the members, interned as small integers, and for every partition the
 // interned member racks on which it has a replica (racks without a member are
@@ -65,12 +67,31 @@ func (r *rackInfo) load(b *builder, md TopicMetadata) {
 	}
 	r.off = make([]int32, b.total+1)
 	r.ids = make([]int16, 0, b.total)
+	// Metadata usually repeats a few replica rack lists; the last few lists
+	// seen (compared by content) and their resolved ids are cached.
+	type cached struct {
+		names []string
+		ids   []int16
+	}
+	var cache [4]cached
+	next := 0
 	for _, t := range b.topics {
+	partitions:
 		for p := int32(0); p < t.n; p++ {
 			gp := t.off + p
 			r.off[gp] = int32(len(r.ids))
 			start := len(r.ids)
-			for _, name := range md.PartitionRacks(t.id, p) {
+			names := md.PartitionRacks(t.id, p)
+			for _, c := range cache {
+				if c.names != nil && slices.Equal(c.names, names) {
+					r.ids = append(r.ids, c.ids...)
+					if n := len(c.ids); n > 0 && n < len(r.names) {
+						r.aware = true
+					}
+					continue partitions
+				}
+			}
+			for _, name := range names {
 				id := r.lookup(name)
 				if id < 0 {
 					continue
@@ -88,6 +109,10 @@ func (r *rackInfo) load(b *builder, md TopicMetadata) {
 			}
 			if c := len(r.ids) - start; c > 0 && c < len(r.names) {
 				r.aware = true
+			}
+			if names != nil {
+				cache[next] = cached{slices.Clone(names), slices.Clone(r.ids[start:])} // copies: md may reuse its slices
+				next = (next + 1) % len(cache)
 			}
 		}
 	}
