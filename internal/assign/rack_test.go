@@ -2,6 +2,7 @@ package assign
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -153,6 +154,39 @@ func TestRangeCoPartitioningWinsOverRacks(t *testing.T) {
 	for _, ms := range spec.Members {
 		if !slices.Equal(out[ms.MemberID][tid(0)], out[ms.MemberID][tid(1)]) {
 			t.Fatalf("co-partitioning lost: %v", out)
+		}
+	}
+}
+
+// TestRackListsReusedByMetadata: resolved replica rack lists are cached by
+// content; metadata that rewrites one buffer for every partition must give
+// the same assignment as metadata returning fresh slices.
+func TestRackListsReusedByMetadata(t *testing.T) {
+	racks := []string{"a", "b", "c"}
+	fresh := func(id TopicID, p int32) []string {
+		return []string{racks[(int(p)+int(id[1]))%3], racks[(int(p)+2*int(id[1]))%3]}
+	}
+	buf := make([]string, 2)
+	reused := func(id TopicID, p int32) []string {
+		buf[0], buf[1] = racks[(int(p)+int(id[1]))%3], racks[(int(p)+2*int(id[1]))%3]
+		return buf
+	}
+	for _, a := range assignors {
+		for _, hetero := range []bool{false, true} {
+			spec, md := benchGroup(60, 10, 5, hetero, true)
+			md.racks = fresh
+			want, err := assignMap(a, spec, md)
+			if err != nil {
+				t.Fatal(err)
+			}
+			md.racks = reused
+			got, err := assignMap(a, spec, md)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s hetero=%v: reused rack buffer changed the assignment", a.Name(), hetero)
+			}
 		}
 	}
 }
