@@ -160,33 +160,35 @@ func TestRangeCoPartitioningWinsOverRacks(t *testing.T) {
 
 // TestRackListsReusedByMetadata: resolved replica rack lists are cached by
 // content; metadata that rewrites one buffer for every partition must give
-// the same assignment as metadata returning fresh slices.
+// the same assignments as metadata returning fresh slices.
 func TestRackListsReusedByMetadata(t *testing.T) {
-	racks := []string{"a", "b", "c"}
-	fresh := func(id TopicID, p int32) []string {
-		return []string{racks[(int(p)+int(id[1]))%3], racks[(int(p)+2*int(id[1]))%3]}
-	}
-	buf := make([]string, 2)
-	reused := func(id TopicID, p int32) []string {
-		buf[0], buf[1] = racks[(int(p)+int(id[1]))%3], racks[(int(p)+2*int(id[1]))%3]
-		return buf
-	}
-	for _, a := range assignors {
-		for _, hetero := range []bool{false, true} {
-			spec, md := benchGroup(60, 10, 5, hetero, true)
-			md.racks = fresh
-			want, err := assignMap(a, spec, md)
+	n := 0
+	for _, g := range digestGroups() {
+		if g.md.racks == nil {
+			continue
+		}
+		for _, a := range assignors {
+			want, err := assignMap(a, g.spec, g.md)
 			if err != nil {
 				t.Fatal(err)
 			}
-			md.racks = reused
-			got, err := assignMap(a, spec, md)
+			fresh := g.md.racks
+			var buf []string
+			reused := &meta{n: g.md.n, racks: func(id TopicID, p int32) []string {
+				buf = append(buf[:0], fresh(id, p)...)
+				return buf
+			}}
+			got, err := assignMap(a, g.spec, reused)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("%s hetero=%v: reused rack buffer changed the assignment", a.Name(), hetero)
+				t.Fatalf("%s %s: reused rack buffer changed the assignment", a.Name(), g.name)
 			}
+			n++
 		}
+	}
+	if n < 100 {
+		t.Fatalf("only %d rack-aware cases", n)
 	}
 }
