@@ -47,6 +47,10 @@ func (b *builder) rangeAssign() error {
 		minQ := ti.n / int32(len(subs))
 		extra := ti.n % int32(len(subs))
 		for _, m := range subs {
+			if len(b.members[m].Current) == 0 {
+				cnt[m] = 0 // nothing to keep (the common case in large groups)
+				continue
+			}
 			cur = b.validCurrent(int(m), int32(t), cur)
 			keep := min(int32(len(cur)), minQ)
 			if int32(len(cur)) > minQ && extra > 0 {
@@ -88,7 +92,11 @@ func (b *builder) rangeAssign() error {
 // keep, ascending and de-duplicated, in buf.
 func (b *builder) validCurrent(m int, t int32, buf []int32) []int32 {
 	buf = buf[:0]
-	for _, p := range b.members[m].Current[b.topics[t].id] {
+	ps := b.members[m].Current[b.topics[t].id]
+	if len(ps) == 0 {
+		return buf
+	}
+	for _, p := range ps {
 		if b.claimable(m, t, p) {
 			buf = append(buf, p)
 		}
