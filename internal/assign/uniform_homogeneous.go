@@ -18,27 +18,36 @@ func (b *builder) uniformHomogeneous() error {
 	cnt := make([]int32, nm)
 	lastGP := make([]int32, nm) // the last partition each member kept
 	var buf []int32
+	own := b.owner
+	racks := b.racks.aware && !b.racks.keepMismatched
 	for m := range b.members {
 		cur := b.members[m].Current
 		if len(cur) == 0 || maxKeep == 0 {
 			continue
 		}
 		buf = b.currentTopics(m, buf)
+		c, last := int32(0), int32(0)
 	topics:
 		for _, t := range buf {
-			for _, p := range cur[b.topics[t].id] {
-				if cnt[m] == maxKeep {
+			ti := b.topics[t]
+			for _, p := range cur[ti.id] {
+				if c == maxKeep {
 					break topics
 				}
-				if !b.claimable(m, t, p) {
+				// claimable, inlined for this hot loop.
+				if p < 0 || p >= ti.n || own[ti.off+p] >= 0 {
 					continue
 				}
-				gp := b.topics[t].off + p
-				b.owner[gp] = int32(m)
-				cnt[m]++
-				lastGP[m] = gp
+				gp := ti.off + p
+				if racks && !b.claimable(m, t, p) {
+					continue
+				}
+				own[gp] = int32(m)
+				c++
+				last = gp
 			}
 		}
+		cnt[m], lastGP[m] = c, last
 	}
 
 	// Quotas: extra slots to members already at minQ+1, then in member order.
