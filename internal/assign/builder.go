@@ -1,6 +1,7 @@
 package assign
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 )
@@ -204,22 +205,22 @@ func (b *builder) release() {
 	}
 }
 
-// subscribed reports whether member m subscribes to topic t.
-func (b *builder) subscribed(m int, t int32) bool {
-	_, ok := slices.BinarySearch(b.subs[m], t)
-	return ok
+// curTopic is one known topic of a member's current assignment.
+type curTopic struct {
+	t  int32   // topic index
+	ps []int32 // the member's current partitions of it, as given
 }
 
-// currentTopics returns the indices of the known topics in member m's current
-// assignment, sorted, in buf.
-func (b *builder) currentTopics(m int, buf []int32) []int32 {
+// currentTopics returns the known topics of member m's current assignment,
+// by topic index, in buf.
+func (b *builder) currentTopics(m int, buf []curTopic) []curTopic {
 	buf = buf[:0]
-	for id := range b.members[m].Current {
+	for id, ps := range b.members[m].Current {
 		if t, ok := b.topicIdx[id]; ok {
-			buf = append(buf, t)
+			buf = append(buf, curTopic{t, ps})
 		}
 	}
-	slices.Sort(buf)
+	slices.SortFunc(buf, func(x, y curTopic) int { return cmp.Compare(x.t, y.t) })
 	return buf
 }
 

@@ -22,20 +22,23 @@ func (b *builder) uniformHeterogeneous() error {
 	nm := len(b.members)
 	load := make([]int32, nm)
 	b.racks.keepMismatched = true
-	var buf []int32
+	var buf []curTopic
 	for m := range b.members {
-		cur := b.members[m].Current
-		if len(cur) == 0 {
+		if len(b.members[m].Current) == 0 {
 			continue
 		}
 		buf = b.currentTopics(m, buf)
-		for _, t := range buf {
-			if !b.subscribed(m, t) {
-				continue
+		subs, si := b.subs[m], 0 // both sorted: merge instead of searching
+		for _, ct := range buf {
+			for si < len(subs) && subs[si] < ct.t {
+				si++
 			}
-			for _, p := range cur[b.topics[t].id] {
-				if b.claimable(m, t, p) {
-					b.owner[b.topics[t].off+p] = int32(m)
+			if si == len(subs) || subs[si] != ct.t {
+				continue // no longer subscribed
+			}
+			for _, p := range ct.ps {
+				if b.claimable(m, ct.t, p) {
+					b.owner[b.topics[ct.t].off+p] = int32(m)
 					load[m]++
 				}
 			}

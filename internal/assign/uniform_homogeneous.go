@@ -17,20 +17,20 @@ func (b *builder) uniformHomogeneous() error {
 
 	cnt := make([]int32, nm)
 	lastGP := make([]int32, nm) // the last partition each member kept
-	var buf []int32
+	var buf []curTopic
 	own := b.owner
 	racks := b.racks.aware && !b.racks.keepMismatched
 	for m := range b.members {
-		cur := b.members[m].Current
-		if len(cur) == 0 || maxKeep == 0 {
+		if len(b.members[m].Current) == 0 || maxKeep == 0 {
 			continue
 		}
 		buf = b.currentTopics(m, buf)
 		c, last := int32(0), int32(0)
 	topics:
-		for _, t := range buf {
+		for _, ct := range buf {
+			t := ct.t
 			ti := b.topics[t]
-			for _, p := range cur[ti.id] {
+			for _, p := range ct.ps {
 				if c == maxKeep {
 					break topics
 				}
