@@ -35,7 +35,16 @@ type builder struct {
 	left      []int32
 	rackQueue [][]int32
 	rackCur   []int
-	buckets   [][]int32
+	matchPos  []int32
+	order     []int32
+}
+
+// grow returns (*buf)[:n], reallocating *buf when its capacity is short.
+func grow(buf *[]int32, n int) []int32 {
+	if cap(*buf) < n {
+		*buf = make([]int32, n, n+n/4)
+	}
+	return (*buf)[:n]
 }
 
 // newBuilder validates spec and prepares the shared state; members are sorted
@@ -309,27 +318,38 @@ func (b *builder) fillRackAware(left []int32, cands []int32, rem []int32, byMatc
 	if !any {
 		return left
 	}
-	order := left
+	var order []int32
 	if byMatchCount {
-		// Counting sort by number of matching racks; 0-match partitions are
-		// not candidates here.
-		if b.buckets == nil {
-			b.buckets = make([][]int32, len(r.names)+1)
+		// Counting sort by number of matching racks (stable); 0-match
+		// partitions are not candidates here and stay in left, in order.
+		nc := len(r.names) + 1
+		if cap(b.matchPos) < nc+1 {
+			b.matchPos = make([]int32, nc+1)
 		}
-		for i := range b.buckets {
-			b.buckets[i] = b.buckets[i][:0]
-		}
+		pos := b.matchPos[:nc+1]
+		clear(pos)
 		for _, gp := range left {
-			c := r.count(gp)
-			b.buckets[c] = append(b.buckets[c], gp)
+			pos[r.count(gp)+1]++
 		}
-		order = order[:0:0]
-		for c := 1; c < len(b.buckets); c++ {
-			order = append(order, b.buckets[c]...)
+		pos[1] = 0 // order holds matching partitions only
+		for c := 2; c <= nc; c++ {
+			pos[c] += pos[c-1]
 		}
-		left = append(left[:0], b.buckets[0]...)
+		order = grow(&b.order, int(pos[nc]))
+		k := 0
+		for _, gp := range left {
+			if c := r.count(gp); c == 0 {
+				left[k] = gp
+				k++
+			} else {
+				order[pos[c]] = gp
+				pos[c]++
+			}
+		}
+		left = left[:k]
 	} else {
-		order = slices.Clone(left)
+		order = append(grow(&b.order, 0), left...)
+		b.order = order
 		left = left[:0]
 	}
 	for _, gp := range order {

@@ -76,6 +76,11 @@ func (r *rackInfo) load(b *builder, md TopicMetadata) {
 	var cache [4]cached
 	next := 0
 	for _, t := range b.topics {
+		if t.off > 0 && cap(r.ids) == b.total {
+			// Size ids once from the first topic's racks per partition,
+			// instead of growing it step by step.
+			r.ids = slices.Grow(r.ids, int(int64(len(r.ids))*int64(b.total)/int64(t.off))+64-len(r.ids))
+		}
 	partitions:
 		for p := int32(0); p < t.n; p++ {
 			gp := t.off + p
