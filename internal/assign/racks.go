@@ -1,6 +1,9 @@
 package assign
 
-import "slices"
+import (
+	"slices"
+	"unsafe"
+)
 
 // rackInfo holds the racks relevant to rack-aware assignment: the racks of
 // the members, interned as small integers, and for every partition the
@@ -87,14 +90,29 @@ func (r *rackInfo) load(b *builder, md TopicMetadata) {
 			r.off[gp] = int32(len(r.ids))
 			start := len(r.ids)
 			names := md.PartitionRacks(t.id, p)
-			for _, c := range cache {
-				if c.names != nil && slices.Equal(c.names, names) {
-					r.ids = append(r.ids, c.ids...)
-					if n := len(c.ids); n > 0 && n < len(r.names) {
-						r.aware = true
-					}
-					continue partitions
+			// Same strings (same bytes in memory) first, then equal ones.
+			hit := -1
+			for i := range cache {
+				if cache[i].names != nil && sameStrings(cache[i].names, names) {
+					hit = i
+					break
 				}
+			}
+			if hit < 0 {
+				for i := range cache {
+					if cache[i].names != nil && slices.Equal(cache[i].names, names) {
+						hit = i
+						break
+					}
+				}
+			}
+			if hit >= 0 {
+				ids := cache[hit].ids
+				r.ids = append(r.ids, ids...)
+				if n := len(ids); n > 0 && n < len(r.names) {
+					r.aware = true
+				}
+				continue partitions
 			}
 			for _, name := range names {
 				id := r.lookup(name)
@@ -125,6 +143,20 @@ func (r *rackInfo) load(b *builder, md TopicMetadata) {
 	if !r.aware {
 		r.off, r.ids = nil, nil
 	}
+}
+
+// sameStrings reports whether a and b hold the very same strings (same
+// length and data pointer each), a cheap sufficient test for equality.
+func sameStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if len(a[i]) != len(b[i]) || unsafe.StringData(a[i]) != unsafe.StringData(b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // of returns the member racks holding a replica of global partition gp.
