@@ -3,6 +3,7 @@ package assign
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -56,5 +57,46 @@ func TestAssignmentAccessors(t *testing.T) {
 	var zero Assignment
 	if zero.Len() != 0 || zero.Index("a") != -1 || len(zero.Map()) != 0 {
 		t.Fatal("zero Assignment is not empty")
+	}
+}
+
+// TestConcurrentAssign runs both assignors from several goroutines at once
+// (the owner array is pooled across calls) and compares every result with
+// the sequential one; run with -race.
+func TestConcurrentAssign(t *testing.T) {
+	gs := digestGroups()[:60]
+	want := make([][]AssignmentMap, len(assignors))
+	for i, a := range assignors {
+		for _, g := range gs {
+			m, err := assignMap(a, g.spec, g.md)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[i] = append(want[i], m)
+		}
+	}
+	errs := make(chan error, 4)
+	for w := range 4 {
+		go func() {
+			for k := range gs {
+				k = (k + 15*w) % len(gs)
+				for i, a := range assignors {
+					m, err := assignMap(a, gs[k].spec, gs[k].md)
+					if err == nil && !reflect.DeepEqual(m, want[i][k]) {
+						err = fmt.Errorf("%s %s: concurrent result differs", a.Name(), gs[k].name)
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
