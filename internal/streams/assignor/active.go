@@ -18,7 +18,8 @@ func (st *state) passTasks(stateful bool) []int32 {
 			n += int(s.NumTasks)
 		}
 	}
-	start := make([]int32, maxP+1)
+	start := filled(st.scratch.passStart, int(maxP)+1, 0)
+	st.scratch.passStart = start
 	for _, s := range st.subs {
 		if s.Stateful == stateful {
 			for p := int32(0); p < s.NumTasks; p++ {
@@ -29,7 +30,8 @@ func (st *state) passTasks(stateful bool) []int32 {
 	for p := int32(0); p < maxP; p++ {
 		start[p+1] += start[p]
 	}
-	out := make([]int32, n)
+	out := grow(st.scratch.passTasks, n)
+	st.scratch.passTasks = out
 	for i, s := range st.subs {
 		if s.Stateful == stateful {
 			off := st.subOffset[i]
@@ -95,7 +97,8 @@ func (st *state) assignActive(stateful bool) error {
 	}
 	// 4. The rest, in subtopology then partition order, to the least-loaded
 	// process and its least-loaded member.
-	ph := newProcHeap(st)
+	ph := newProcHeap(st, st.scratch.heapA)
+	defer func() { st.scratch.heapA = ph.h }()
 	for si, s := range st.subs {
 		if s.Stateful != stateful {
 			continue

@@ -4,22 +4,26 @@ package assignor
 // index), so that the least-loaded member of a process is found in O(1) and
 // kept up to date in O(log members-per-process) on every load change.
 type memberHeaps struct {
-	st    *state
-	heaps [][]int32 // process -> heap of members
-	pos   []int32   // member -> position in its process heap
+	st   *state
+	heap []int32 // process p's heap is heap[procStart[p]:procStart[p+1]]
+	pos  []int32 // member -> position in its process heap
 }
 
 func (h *memberHeaps) init(st *state) {
 	h.st = st
-	h.heaps = make([][]int32, len(st.procMembers))
-	h.pos = make([]int32, len(st.members))
-	for p, ms := range st.procMembers {
-		// Members are ascending and all loads are equal: already a heap.
-		h.heaps[p] = append([]int32(nil), ms...)
-		for i, m := range ms {
+	// Members are ascending per process and all loads are equal: already heaps.
+	h.heap = append(h.heap[:0], st.procList...)
+	h.pos = grow(h.pos, len(st.members))
+	for p := 0; p < st.numProcs; p++ {
+		for i, m := range st.procMembers(int32(p)) {
 			h.pos[m] = int32(i)
 		}
 	}
+}
+
+// of returns the heap of process p.
+func (h *memberHeaps) of(p int32) []int32 {
+	return h.heap[h.st.procStart[p]:h.st.procStart[p+1]]
 }
 
 func (h *memberHeaps) less(a, b int32) bool {
@@ -28,11 +32,11 @@ func (h *memberHeaps) less(a, b int32) bool {
 }
 
 // min returns the least-loaded member of process p.
-func (h *memberHeaps) min(p int32) int32 { return h.heaps[p][0] }
+func (h *memberHeaps) min(p int32) int32 { return h.heap[h.st.procStart[p]] }
 
 // fix restores the heap order after member m's load changed.
 func (h *memberHeaps) fix(m int32) {
-	hp := h.heaps[h.st.proc[m]]
+	hp := h.of(h.st.proc[m])
 	i := int(h.pos[m])
 	// up
 	for i > 0 {
@@ -75,9 +79,10 @@ type procHeap struct {
 	h  []int32
 }
 
-func newProcHeap(st *state) *procHeap {
-	ph := &procHeap{st: st, h: make([]int32, 0, len(st.procMembers))}
-	for p := range st.procMembers {
+// newProcHeap returns a heap of all processes on storage buf.
+func newProcHeap(st *state, buf []int32) procHeap {
+	ph := procHeap{st: st, h: buf[:0]}
+	for p := 0; p < st.numProcs; p++ {
 		ph.h = append(ph.h, int32(p))
 	}
 	for i := len(ph.h)/2 - 1; i >= 0; i-- {
@@ -88,8 +93,8 @@ func newProcHeap(st *state) *procHeap {
 
 func (ph *procHeap) less(a, b int32) bool {
 	st := ph.st
-	x := st.procLoad[a] * int64(len(st.procMembers[b]))
-	y := st.procLoad[b] * int64(len(st.procMembers[a]))
+	x := st.procLoad[a] * int64(st.procSize(b))
+	y := st.procLoad[b] * int64(st.procSize(a))
 	return x < y || (x == y && a < b)
 }
 

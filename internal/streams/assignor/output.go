@@ -1,7 +1,42 @@
 package assignor
 
+// Task kinds of the output, as offsets of a (member, kind) key m*numKinds+kind.
+const (
+	outActive = iota
+	outStandby
+	outWarmup
+	numKinds
+)
+
+// forEachPlacement calls f for every task placement of subtopology si in
+// partition order: the active owner, the warm-up and the standbys of each
+// partition.
+func (st *state) forEachPlacement(si int, f func(key int32, p int32)) {
+	s := st.subs[si]
+	off := st.subOffset[si]
+	R := st.replicas
+	standbys := R > 0 && s.Stateful && len(st.standby) > 0
+	for p := int32(0); p < s.NumTasks; p++ {
+		t := off + p
+		f(st.owner[t]*numKinds+outActive, p)
+		if w := st.warm[t]; w >= 0 {
+			f(w*numKinds+outWarmup, p)
+		}
+		if standbys {
+			for _, m := range st.standby[int(t)*R : int(t)*R+R] {
+				if m >= 0 {
+					f(m*numKinds+outStandby, p)
+				}
+			}
+		}
+	}
+}
+
 // output builds the Assignment: every member present, partitions ascending.
-// The partitions of all members share one backing array.
+// A first pass counts the subtopologies and partitions of every (member,
+// kind), so that every TaskSet map is allocated at its final size and all
+// partitions go to one exactly sized array, each (member, kind) owning a
+// contiguous region of it; a second pass fills them.
 func (st *state) output() Assignment {
 	out := make(Assignment, len(st.members))
 	if st.numTasks == 0 || len(st.members) == 0 {
@@ -10,70 +45,61 @@ func (st *state) output() Assignment {
 		}
 		return out
 	}
-	res := make([][3]TaskSet, len(st.members))
-	sizes := make([][3]int32, len(st.members))
-	R := st.replicas
-	// Per subtopology: collect each member's partitions, then publish them.
-	const (
-		active = iota
-		standby
-		warmup
-	)
-	type key struct {
-		m    int32
-		kind int8
-	}
-	arena := make([]int32, 0, st.numTasks+len(st.standby)+min(st.spec.NumWarmupReplicas, st.numSF))
-	bufs := make([][3][]int32, len(st.members))
-	var touched []key
-	type entry struct {
-		k          key
-		sub        int32
-		start, end int32 // in arena
-	}
-	entries := make([]entry, 0, cap(arena))
-	note := func(m int32, kind int8, p int32) {
-		if len(bufs[m][kind]) == 0 {
-			touched = append(touched, key{m, kind})
-		}
-		bufs[m][kind] = append(bufs[m][kind], p)
-	}
-	for si, s := range st.subs {
-		off := st.subOffset[si]
-		for p := int32(0); p < s.NumTasks; p++ {
-			t := off + p
-			note(st.owner[t], active, p)
-			if w := st.warm[t]; w >= 0 {
-				note(w, warmup, p)
+	sc := &st.scratch
+	K := len(st.members) * numKinds
+	entries := filled(sc.outCount, K, 0) // subtopologies per key
+	parts := filled(sc.outCursor, K, 0)  // partitions per key, then next free slot
+	lastSub := filled(sc.outSub, K, -1)
+	sc.outCount, sc.outCursor, sc.outSub = entries, parts, lastSub
+	for si := range st.subs {
+		st.forEachPlacement(si, func(k, _ int32) {
+			parts[k]++
+			if lastSub[k] != int32(si) {
+				lastSub[k] = int32(si)
+				entries[k]++
 			}
-			if R > 0 && s.Stateful {
-				for _, m := range st.standby[int(t)*R : int(t)*R+R] {
-					if m >= 0 {
-						note(m, standby, p)
-					}
-				}
-			}
+		})
+	}
+	total := int32(0)
+	for k, n := range parts {
+		parts[k] = total
+		total += n
+	}
+	arena := make([]int32, total)
+	maps := grow(sc.maps, K)
+	sc.maps = maps
+	for k, n := range entries {
+		maps[k] = nil
+		if n > 0 {
+			maps[k] = make(TaskSet, n)
 		}
+	}
+	start := grow(sc.outStart, K)
+	sc.outStart = start
+	touched := sc.touched[:0]
+	for k := range lastSub {
+		lastSub[k] = -1
+	}
+	for si := range st.subs {
+		st.forEachPlacement(si, func(k, p int32) {
+			if lastSub[k] != int32(si) {
+				lastSub[k] = int32(si)
+				start[k] = parts[k]
+				touched = append(touched, k)
+			}
+			arena[parts[k]] = p
+			parts[k]++
+		})
+		id := st.subs[si].ID
 		for _, k := range touched {
-			b := bufs[k.m][k.kind]
-			start := len(arena)
-			arena = append(arena, b...)
-			entries = append(entries, entry{k, int32(si), int32(start), int32(len(arena))})
-			sizes[k.m][k.kind]++
-			bufs[k.m][k.kind] = b[:0]
+			maps[k][id] = arena[start[k]:parts[k]:parts[k]]
 		}
 		touched = touched[:0]
 	}
-	// Maps sized up front: growing them dominated the cost otherwise.
-	for _, e := range entries {
-		ts := &res[e.k.m][e.k.kind]
-		if *ts == nil {
-			*ts = make(TaskSet, sizes[e.k.m][e.k.kind])
-		}
-		(*ts)[st.subs[e.sub].ID] = arena[e.start:e.end:e.end]
-	}
+	sc.touched = touched
 	for m, ms := range st.members {
-		out[ms.MemberID] = MemberAssignment{Active: res[m][active], Standby: res[m][standby], Warmup: res[m][warmup]}
+		k := m * numKinds
+		out[ms.MemberID] = MemberAssignment{Active: maps[k+outActive], Standby: maps[k+outStandby], Warmup: maps[k+outWarmup]}
 	}
 	return out
 }

@@ -5,13 +5,11 @@ package assignor
 // warm-up, balancing active plus standby tasks per member.
 func (st *state) assignStandbys() {
 	R := st.replicas
-	st.standby = make([]int32, st.numTasks*R)
-	for i := range st.standby {
-		st.standby[i] = -1
-	}
+	st.standby = filled(st.standby, st.numTasks*R, -1)
 	st.setQuota(int64(st.numTasks) + int64(st.numSF)*int64(R))
 
-	var deferred []int32
+	deferred := st.scratch.deferred[:0]
+	defer func() { st.scratch.deferred = deferred }()
 	for si, s := range st.subs {
 		if !s.Stateful {
 			continue
@@ -52,9 +50,13 @@ func (st *state) assignStandbys() {
 	// no such process), to the least-loaded process not holding the task.
 	// Processes found full stay full for the pass and move to a second heap.
 	// Only a few processes hold a task, so few pops are needed per standby.
-	open := newProcHeap(st)
-	full := &procHeap{st: st}
-	var popped, poppedFull []int32
+	open := newProcHeap(st, st.scratch.heapA)
+	full := procHeap{st: st, h: st.scratch.heapB[:0]}
+	popped, poppedFull := st.scratch.popped[:0], st.scratch.poppedFull[:0]
+	defer func() {
+		st.scratch.heapA, st.scratch.heapB = open.h, full.h
+		st.scratch.popped, st.scratch.poppedFull = popped, poppedFull
+	}()
 	for _, t := range deferred {
 		for i := 0; i < R; i++ {
 			if st.standby[int(t)*R+i] >= 0 {
