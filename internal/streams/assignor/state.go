@@ -63,7 +63,7 @@ type state struct {
 	numProcs    int
 
 	subs      []Subtopology // sorted by ID
-	subIndex  map[string]int32
+	subIndex  subTable
 	subOffset []int32 // task index of partition 0 of each subtopology; len(subs)+1
 	numTasks  int
 	numSF     int // stateful tasks
@@ -127,11 +127,6 @@ func (st *state) indexSubtopologies() error {
 	subs := append(st.subs[:0], st.spec.Subtopologies...)
 	st.subs = subs
 	slices.SortFunc(subs, func(a, b Subtopology) int { return strings.Compare(a.ID, b.ID) })
-	if st.subIndex == nil {
-		st.subIndex = make(map[string]int32, len(subs))
-	} else {
-		clear(st.subIndex)
-	}
 	st.subOffset = grow(st.subOffset, len(subs)+1)
 	total := int64(0)
 	for i, s := range subs {
@@ -144,7 +139,6 @@ func (st *state) indexSubtopologies() error {
 		if s.NumTasks < 0 {
 			return fmt.Errorf("streams assignor: subtopology %q has NumTasks %d, must be >= 0", s.ID, s.NumTasks)
 		}
-		st.subIndex[s.ID] = int32(i)
 		st.subOffset[i] = int32(total)
 		total += int64(s.NumTasks)
 		if total > maxTotalTasks {
@@ -156,6 +150,7 @@ func (st *state) indexSubtopologies() error {
 	}
 	st.subOffset[len(subs)] = int32(total)
 	st.numTasks = int(total)
+	st.subIndex.build(subs)
 	return nil
 }
 
@@ -222,8 +217,8 @@ func (st *state) indexMembers() error {
 // subRange returns the task index of partition 0 of subtopology sub and its
 // number of tasks; ok is false for an unknown subtopology.
 func (st *state) subRange(sub string) (off, n int32, ok bool) {
-	s, ok := st.subIndex[sub]
-	if !ok {
+	s := st.subIndex.find(st.subs, sub)
+	if s < 0 {
 		return 0, 0, false
 	}
 	return st.subOffset[s], st.subs[s].NumTasks, true
