@@ -232,16 +232,21 @@ func (st *state) indexPrevious() {
 	st.owner = filled(st.owner, T, -1)
 	st.warm = filled(st.warm, T, -1)
 	for m, ms := range st.members {
+		// Every map loop here stops after its last entry: that saves the
+		// iterator's scan for a next one, which costs as much as finding an
+		// entry in the small maps typical here.
+		left := len(ms.Active)
 		for sub, parts := range ms.Active {
-			off, n, ok := st.subRange(sub)
-			if !ok {
-				continue
-			}
-			for _, p := range parts {
-				// Should two members claim a task, the first in member order keeps it.
-				if p >= 0 && p < n && st.prevActive[off+p] < 0 {
-					st.prevActive[off+p] = int32(m)
+			if off, n, ok := st.subRange(sub); ok {
+				for _, p := range parts {
+					// Should two members claim a task, the first in member order keeps it.
+					if p >= 0 && p < n && st.prevActive[off+p] < 0 {
+						st.prevActive[off+p] = int32(m)
+					}
 				}
+			}
+			if left--; left == 0 {
+				break
 			}
 		}
 	}
@@ -255,48 +260,52 @@ func (st *state) indexPrevious() {
 	recs := st.scratch.recs[:0]
 	for m, ms := range st.members {
 		mi := int32(m)
-		holder := func(sub string, parts []int32, kind int8) {
-			off, n, ok := st.subRange(sub)
-			if !ok {
-				return
-			}
-			for _, p := range parts {
-				if p < 0 || p >= n {
-					continue
+		holders := func(ts TaskSet, kind int8) {
+			left := len(ts)
+			for sub, parts := range ts {
+				if off, n, ok := st.subRange(sub); ok {
+					for _, p := range parts {
+						if p < 0 || p >= n {
+							continue
+						}
+						t := off + p
+						if st.prevActive[t] == mi || (last[t] >= 0 && recs[last[t]].c.member == mi) {
+							continue
+						}
+						last[t] = int32(len(recs))
+						recs = append(recs, rec{t, cand{member: mi, kind: kind}})
+					}
 				}
-				t := off + p
-				if st.prevActive[t] == mi || (last[t] >= 0 && recs[last[t]].c.member == mi) {
-					continue
+				if left--; left == 0 {
+					break
 				}
-				last[t] = int32(len(recs))
-				recs = append(recs, rec{t, cand{member: mi, kind: kind}})
 			}
 		}
-		for sub, parts := range ms.Standby {
-			holder(sub, parts, kindStandby)
-		}
-		for sub, parts := range ms.Warmup {
-			holder(sub, parts, kindWarmup)
-		}
+		holders(ms.Standby, kindStandby)
+		holders(ms.Warmup, kindWarmup)
+		left := len(ms.TaskLags)
 		for sub, lags := range ms.TaskLags {
-			off, n, ok := st.subRange(sub)
-			if !ok {
-				continue
+			if off, n, ok := st.subRange(sub); ok {
+				inner := len(lags)
+				for p, lag := range lags {
+					if p >= 0 && p < n {
+						t := off + p
+						if st.prevActive[t] != mi {
+							if l := last[t]; l >= 0 && recs[l].c.member == mi {
+								recs[l].c.hasLag, recs[l].c.lag = true, max(lag, 0)
+							} else {
+								last[t] = int32(len(recs))
+								recs = append(recs, rec{t, cand{member: mi, kind: kindLag, hasLag: true, lag: max(lag, 0)}})
+							}
+						}
+					}
+					if inner--; inner == 0 {
+						break
+					}
+				}
 			}
-			for p, lag := range lags {
-				if p < 0 || p >= n {
-					continue
-				}
-				t := off + p
-				if st.prevActive[t] == mi {
-					continue
-				}
-				if l := last[t]; l >= 0 && recs[l].c.member == mi {
-					recs[l].c.hasLag, recs[l].c.lag = true, max(lag, 0)
-					continue
-				}
-				last[t] = int32(len(recs))
-				recs = append(recs, rec{t, cand{member: mi, kind: kindLag, hasLag: true, lag: max(lag, 0)}})
+			if left--; left == 0 {
+				break
 			}
 		}
 	}
