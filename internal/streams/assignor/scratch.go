@@ -12,6 +12,7 @@ var statePool = sync.Pool{New: func() any { return new(state) }}
 type scratch struct {
 	byID, order []int32  // indexMembers
 	pids        []string // indexMembers
+	keys        []strKey // indexMembers
 	last        []int32  // indexPrevious
 	recs        []rec    // indexPrevious
 	passTasks   []int32  // assignActive

@@ -164,7 +164,7 @@ func (st *state) indexMembers() error {
 		byID[i] = int32(i)
 	}
 	all := st.spec.Members
-	slices.SortFunc(byID, func(a, b int32) int { return strings.Compare(all[a].MemberID, all[b].MemberID) })
+	sc.keys = sortByString(byID, func(i int32) string { return all[i].MemberID }, sc.keys)
 	st.members = grow(st.members, n)
 	for i, j := range byID {
 		st.members[i] = &all[j]
@@ -193,7 +193,7 @@ func (st *state) indexMembers() error {
 		}
 	}
 	pid := func(m int32) string { return pids[m] }
-	slices.SortStableFunc(order, func(a, b int32) int { return strings.Compare(pid(a), pid(b)) })
+	sc.keys = sortByString(order, pid, sc.keys)
 	st.proc = grow(st.proc, n)
 	st.reportsLags = grow(st.reportsLags, n)
 	st.procStart = grow(st.procStart, n+1)[:0]
