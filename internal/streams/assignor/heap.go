@@ -3,16 +3,23 @@ package assignor
 // memberHeaps keeps, per process, a min-heap of its members by (load, member
 // index), so that the least-loaded member of a process is found in O(1) and
 // kept up to date in O(log members-per-process) on every load change.
+// Entries are keys load<<32 | member, so that comparing two is one integer
+// comparison (loads are never negative).
 type memberHeaps struct {
 	st   *state
-	heap []int32 // process p's heap is heap[procStart[p]:procStart[p+1]]
-	pos  []int32 // member -> position in its process heap
+	heap []uint64 // process p's heap is heap[procStart[p]:procStart[p+1]]
+	pos  []int32  // member -> position in its process heap
 }
+
+func memberKey(load, m int32) uint64 { return uint64(uint32(load))<<32 | uint64(uint32(m)) }
 
 func (h *memberHeaps) init(st *state) {
 	h.st = st
 	// Members are ascending per process and all loads are equal: already heaps.
-	h.heap = append(h.heap[:0], st.procList...)
+	h.heap = grow(h.heap, len(st.procList))
+	for i, m := range st.procList {
+		h.heap[i] = memberKey(st.load[m], m)
+	}
 	h.pos = grow(h.pos, len(st.members))
 	for p := 0; p < st.numProcs; p++ {
 		for i, m := range st.procMembers(int32(p)) {
@@ -21,30 +28,28 @@ func (h *memberHeaps) init(st *state) {
 	}
 }
 
-// of returns the heap of process p.
-func (h *memberHeaps) of(p int32) []int32 {
-	return h.heap[h.st.procStart[p]:h.st.procStart[p+1]]
-}
-
-func (h *memberHeaps) less(a, b int32) bool {
-	la, lb := h.st.load[a], h.st.load[b]
-	return la < lb || (la == lb && a < b)
-}
-
 // min returns the least-loaded member of process p.
-func (h *memberHeaps) min(p int32) int32 { return h.heap[h.st.procStart[p]] }
+func (h *memberHeaps) min(p int32) int32 { return int32(uint32(h.heap[h.st.procStart[p]])) }
 
 // fix restores the heap order after member m's load changed.
 func (h *memberHeaps) fix(m int32) {
-	hp := h.of(h.st.proc[m])
+	st := h.st
+	p := st.proc[m]
+	hp := h.heap[st.procStart[p]:st.procStart[p+1]]
 	i := int(h.pos[m])
+	k := memberKey(st.load[m], m)
+	hp[i] = k
+	if len(hp) == 1 {
+		return
+	}
 	// up
 	for i > 0 {
 		parent := (i - 1) / 2
-		if !h.less(hp[i], hp[parent]) {
+		if hp[parent] <= k {
 			break
 		}
-		h.swap(hp, i, parent)
+		hp[i] = hp[parent]
+		h.pos[int32(uint32(hp[i]))] = int32(i)
 		i = parent
 	}
 	// down
@@ -55,21 +60,18 @@ func (h *memberHeaps) fix(m int32) {
 			break
 		}
 		c := l
-		if r := l + 1; r < n && h.less(hp[r], hp[l]) {
+		if r := l + 1; r < n && hp[r] < hp[l] {
 			c = r
 		}
-		if !h.less(hp[c], hp[i]) {
+		if hp[c] >= k {
 			break
 		}
-		h.swap(hp, i, c)
+		hp[i] = hp[c]
+		h.pos[int32(uint32(hp[i]))] = int32(i)
 		i = c
 	}
-}
-
-func (h *memberHeaps) swap(hp []int32, i, j int) {
-	hp[i], hp[j] = hp[j], hp[i]
-	h.pos[hp[i]] = int32(i)
-	h.pos[hp[j]] = int32(j)
+	hp[i] = k
+	h.pos[m] = int32(i)
 }
 
 // procHeap is a min-heap of processes by load per member (load/capacity,
@@ -93,8 +95,8 @@ func newProcHeap(st *state, buf []int32) procHeap {
 
 func (ph *procHeap) less(a, b int32) bool {
 	st := ph.st
-	x := st.procLoad[a] * int64(st.procSize(b))
-	y := st.procLoad[b] * int64(st.procSize(a))
+	x := st.procLoad[a] * st.procCap[b]
+	y := st.procLoad[b] * st.procCap[a]
 	return x < y || (x == y && a < b)
 }
 

@@ -62,6 +62,14 @@ func (st *state) assignStandbys() {
 			if st.standby[int(t)*R+i] >= 0 {
 				continue
 			}
+			// Fast path: the least-loaded open process takes it.
+			if open.len() > 0 {
+				if p := open.top(); st.eligible(st.mh.min(p)) && !st.holds(t, p) {
+					st.placeStandby(t, i, st.mh.min(p))
+					open.down(0)
+					continue
+				}
+			}
 			target := int32(-1)
 			popped, poppedFull = popped[:0], poppedFull[:0]
 			for open.len() > 0 {

@@ -79,6 +79,7 @@ type state struct {
 
 	load     []int32 // member -> tasks counted by the current pass
 	procLoad []int64 // process -> sum of its members' load
+	procCap  []int64 // process -> number of its members
 	mh       memberHeaps
 	q        quota
 
@@ -210,6 +211,10 @@ func (st *state) indexMembers() error {
 	st.procStart = append(st.procStart, int32(n))
 	st.load = filled(st.load, n, 0)
 	st.procLoad = filled(st.procLoad, st.numProcs, 0)
+	st.procCap = grow(st.procCap, st.numProcs)
+	for p := range st.procCap {
+		st.procCap[p] = int64(st.procSize(int32(p)))
+	}
 	st.mh.init(st)
 	return nil
 }
