@@ -119,7 +119,7 @@ func (st *state) assignActive(stateful bool) error {
 					continue
 				}
 				assign(t, m)
-				ph.down(0)
+				ph.fixTop()
 				break
 			}
 		}

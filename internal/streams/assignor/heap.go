@@ -75,17 +75,29 @@ func (h *memberHeaps) fix(m int32) {
 }
 
 // procHeap is a min-heap of processes by load per member (load/capacity,
-// compared exactly), ties by process index.
+// compared exactly), ties by process index. Entries carry a copy of their
+// process's load and capacity, so that comparisons read contiguous memory:
+// while a process is in the heap only the top's load may change, and the
+// caller then calls fixTop.
 type procHeap struct {
 	st *state
-	h  []int32
+	h  []procEntry
+}
+
+type procEntry struct {
+	load, cap int64
+	p         int32
+}
+
+func (st *state) procEntry(p int32) procEntry {
+	return procEntry{load: st.procLoad[p], cap: st.procCap[p], p: p}
 }
 
 // newProcHeap returns a heap of all processes on storage buf.
-func newProcHeap(st *state, buf []int32) procHeap {
+func newProcHeap(st *state, buf []procEntry) procHeap {
 	ph := procHeap{st: st, h: buf[:0]}
 	for p := 0; p < st.numProcs; p++ {
-		ph.h = append(ph.h, int32(p))
+		ph.h = append(ph.h, st.procEntry(int32(p)))
 	}
 	for i := len(ph.h)/2 - 1; i >= 0; i-- {
 		ph.down(i)
@@ -93,20 +105,25 @@ func newProcHeap(st *state, buf []int32) procHeap {
 	return ph
 }
 
-func (ph *procHeap) less(a, b int32) bool {
-	st := ph.st
-	x := st.procLoad[a] * st.procCap[b]
-	y := st.procLoad[b] * st.procCap[a]
-	return x < y || (x == y && a < b)
+func procLess(a, b *procEntry) bool {
+	x := a.load * b.cap
+	y := b.load * a.cap
+	return x < y || (x == y && a.p < b.p)
 }
 
 func (ph *procHeap) len() int { return len(ph.h) }
 
-// top returns the least-loaded process; after its load grows, call down(0).
-func (ph *procHeap) top() int32 { return ph.h[0] }
+// top returns the least-loaded process; after its load grows, call fixTop.
+func (ph *procHeap) top() int32 { return ph.h[0].p }
+
+// fixTop restores the heap order after the top process's load changed.
+func (ph *procHeap) fixTop() {
+	ph.h[0].load = ph.st.procLoad[ph.h[0].p]
+	ph.down(0)
+}
 
 func (ph *procHeap) pop() int32 {
-	top := ph.h[0]
+	top := ph.h[0].p
 	n := len(ph.h) - 1
 	ph.h[0] = ph.h[n]
 	ph.h = ph.h[:n]
@@ -117,11 +134,11 @@ func (ph *procHeap) pop() int32 {
 }
 
 func (ph *procHeap) push(p int32) {
-	ph.h = append(ph.h, p)
+	ph.h = append(ph.h, ph.st.procEntry(p))
 	i := len(ph.h) - 1
 	for i > 0 {
 		parent := (i - 1) / 2
-		if !ph.less(ph.h[i], ph.h[parent]) {
+		if !procLess(&ph.h[i], &ph.h[parent]) {
 			break
 		}
 		ph.h[i], ph.h[parent] = ph.h[parent], ph.h[i]
@@ -130,20 +147,21 @@ func (ph *procHeap) push(p int32) {
 }
 
 func (ph *procHeap) down(i int) {
-	n := len(ph.h)
+	h := ph.h
+	n := len(h)
 	for {
 		l := 2*i + 1
 		if l >= n {
 			return
 		}
 		c := l
-		if r := l + 1; r < n && ph.less(ph.h[r], ph.h[l]) {
+		if r := l + 1; r < n && procLess(&h[r], &h[l]) {
 			c = r
 		}
-		if !ph.less(ph.h[c], ph.h[i]) {
+		if !procLess(&h[c], &h[i]) {
 			return
 		}
-		ph.h[i], ph.h[c] = ph.h[c], ph.h[i]
+		h[i], h[c] = h[c], h[i]
 		i = c
 	}
 }

@@ -10,23 +10,23 @@ var statePool = sync.Pool{New: func() any { return new(state) }}
 
 // scratch holds the buffers of single steps, kept for reuse.
 type scratch struct {
-	byID, order []int32  // indexMembers
-	pids        []string // indexMembers
-	keys        []strKey // indexMembers
-	last        []int32  // indexPrevious
-	recs        []rec    // indexPrevious
-	passTasks   []int32  // assignActive
-	passStart   []int32  // assignActive
-	deferred    []int32  // assignStandbys
-	popped      []int32  // assignStandbys
-	poppedFull  []int32  // assignStandbys
-	heapA       []int32  // procHeap storage
-	heapB       []int32  // procHeap storage
-	outCount    []int32  // output: (member, kind) -> subtopology entries
-	outSub      []int32  // output: (member, kind) -> last subtopology seen
-	outCursor   []int32  // output: (member, kind) -> next arena slot
-	outStart    []int32  // output: (member, kind) -> arena slot of the current subtopology's first partition
-	touched     []int32  // output: (member, kind) keys touched by the current subtopology
+	byID, order []int32     // indexMembers
+	pids        []string    // indexMembers
+	keys        []strKey    // indexMembers
+	last        []int32     // indexPrevious
+	recs        []rec       // indexPrevious
+	passTasks   []int32     // assignActive
+	passStart   []int32     // assignActive
+	deferred    []int32     // assignStandbys
+	popped      []int32     // assignStandbys
+	poppedFull  []int32     // assignStandbys
+	heapA       []procEntry // procHeap storage
+	heapB       []procEntry // procHeap storage
+	outCount    []int32     // output: (member, kind) -> subtopology entries
+	outSub      []int32     // output: (member, kind) -> last subtopology seen
+	outCursor   []int32     // output: (member, kind) -> next arena slot
+	outStart    []int32     // output: (member, kind) -> arena slot of the current subtopology's first partition
+	touched     []int32     // output: (member, kind) keys touched by the current subtopology
 	maps        []TaskSet
 }
 

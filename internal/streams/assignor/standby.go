@@ -66,7 +66,7 @@ func (st *state) assignStandbys() {
 			if open.len() > 0 {
 				if p := open.top(); st.eligible(st.mh.min(p)) && !st.holds(t, p) {
 					st.placeStandby(t, i, st.mh.min(p))
-					open.down(0)
+					open.fixTop()
 					continue
 				}
 			}
