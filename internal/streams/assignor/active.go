@@ -97,8 +97,28 @@ func (st *state) assignActive(stateful bool) error {
 	}
 	// 4. The rest, in subtopology then partition order, to the least-loaded
 	// process and its least-loaded member.
-	ph := newProcHeap(st, st.scratch.heapA)
-	defer func() { st.scratch.heapA = ph.h }()
+	if st.uniformCap {
+		q := newRRQueue(st, &st.scratch.rr)
+		defer q.release(&st.scratch.rr)
+		return st.assignRest(stateful, &q)
+	}
+	ph := newProcHeap(st, &st.scratch.heapA)
+	defer ph.release(&st.scratch.heapA)
+	return st.assignRest(stateful, &ph)
+}
+
+// leastLoaded is a queue of processes by load per member (procHeap, or
+// rrQueue when all processes have the same capacity).
+type leastLoaded interface {
+	len() int
+	top() int32
+	pop() int32
+	fixTop()
+}
+
+// assignRest gives the unassigned tasks of a pass, in subtopology then
+// partition order, to the least-loaded process and its least-loaded member.
+func (st *state) assignRest(stateful bool, q leastLoaded) error {
 	for si, s := range st.subs {
 		if s.Stateful != stateful {
 			continue
@@ -109,17 +129,18 @@ func (st *state) assignActive(stateful bool) error {
 				continue
 			}
 			for {
-				if ph.len() == 0 {
+				if q.len() == 0 {
 					return fmt.Errorf("streams assignor: no member has capacity for active task %s", st.taskName(t))
 				}
-				m := st.mh.min(ph.top())
+				m := st.mh.min(q.top())
 				if !st.eligible(m) {
 					// Loads only grow during the pass, so the process stays full.
-					ph.pop()
+					q.pop()
 					continue
 				}
-				assign(t, m)
-				ph.fixTop()
+				st.owner[t] = m
+				st.take(m)
+				q.fixTop()
 				break
 			}
 		}

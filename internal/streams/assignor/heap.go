@@ -76,12 +76,16 @@ func (h *memberHeaps) fix(m int32) {
 
 // procHeap is a min-heap of processes by load per member (load/capacity,
 // compared exactly), ties by process index. Entries carry a copy of their
-// process's load and capacity, so that comparisons read contiguous memory:
-// while a process is in the heap only the top's load may change, and the
-// caller then calls fixTop.
+// process's load, so that comparisons read contiguous memory: while a
+// process is in the heap only the top's load may change, and the caller
+// then calls fixTop. When all processes have the same capacity (the common
+// case, e.g. one member each) the order is that of load<<32 | process, and
+// entries are just that integer key (u); otherwise they are procEntry (h).
 type procHeap struct {
-	st *state
-	h  []procEntry
+	st      *state
+	uniform bool
+	u       []uint64
+	h       []procEntry
 }
 
 type procEntry struct {
@@ -89,21 +93,36 @@ type procEntry struct {
 	p         int32
 }
 
+func procKey(load int64, p int32) uint64 { return uint64(load)<<32 | uint64(uint32(p)) }
+
 func (st *state) procEntry(p int32) procEntry {
 	return procEntry{load: st.procLoad[p], cap: st.procCap[p], p: p}
 }
 
-// newProcHeap returns a heap of all processes on storage buf.
-func newProcHeap(st *state, buf []procEntry) procHeap {
-	ph := procHeap{st: st, h: buf[:0]}
-	for p := 0; p < st.numProcs; p++ {
-		ph.h = append(ph.h, st.procEntry(int32(p)))
+// newProcHeap returns a heap of all processes on the storage of buf.
+func newProcHeap(st *state, buf *procHeapBuf) procHeap {
+	ph := procHeap{st: st, uniform: st.uniformCap, u: buf.u[:0], h: buf.h[:0]}
+	for p := int32(0); p < int32(st.numProcs); p++ {
+		if ph.uniform {
+			ph.u = append(ph.u, procKey(st.procLoad[p], p))
+		} else {
+			ph.h = append(ph.h, st.procEntry(p))
+		}
 	}
-	for i := len(ph.h)/2 - 1; i >= 0; i-- {
+	for i := st.numProcs/2 - 1; i >= 0; i-- {
 		ph.down(i)
 	}
 	return ph
 }
+
+// procHeapBuf is the reusable storage of a procHeap.
+type procHeapBuf struct {
+	u []uint64
+	h []procEntry
+}
+
+// release hands the heap's storage back to buf.
+func (ph *procHeap) release(buf *procHeapBuf) { buf.u, buf.h = ph.u, ph.h }
 
 func procLess(a, b *procEntry) bool {
 	x := a.load * b.cap
@@ -111,59 +130,142 @@ func procLess(a, b *procEntry) bool {
 	return x < y || (x == y && a.p < b.p)
 }
 
-func (ph *procHeap) len() int { return len(ph.h) }
+func (ph *procHeap) len() int {
+	if ph.uniform {
+		return len(ph.u)
+	}
+	return len(ph.h)
+}
 
 // top returns the least-loaded process; after its load grows, call fixTop.
-func (ph *procHeap) top() int32 { return ph.h[0].p }
+func (ph *procHeap) top() int32 {
+	if ph.uniform {
+		return int32(uint32(ph.u[0]))
+	}
+	return ph.h[0].p
+}
 
 // fixTop restores the heap order after the top process's load changed.
 func (ph *procHeap) fixTop() {
-	ph.h[0].load = ph.st.procLoad[ph.h[0].p]
+	p := ph.top()
+	if ph.uniform {
+		ph.u[0] = procKey(ph.st.procLoad[p], p)
+	} else {
+		ph.h[0].load = ph.st.procLoad[p]
+	}
 	ph.down(0)
 }
 
 func (ph *procHeap) pop() int32 {
-	top := ph.h[0].p
-	n := len(ph.h) - 1
-	ph.h[0] = ph.h[n]
-	ph.h = ph.h[:n]
-	if n > 0 {
+	top := ph.top()
+	if ph.uniform {
+		n := len(ph.u) - 1
+		ph.u[0] = ph.u[n]
+		ph.u = ph.u[:n]
+	} else {
+		n := len(ph.h) - 1
+		ph.h[0] = ph.h[n]
+		ph.h = ph.h[:n]
+	}
+	if ph.len() > 0 {
 		ph.down(0)
 	}
 	return top
 }
 
 func (ph *procHeap) push(p int32) {
+	if ph.uniform {
+		ph.u = append(ph.u, procKey(ph.st.procLoad[p], p))
+		u := ph.u
+		for i := len(u) - 1; i > 0; {
+			parent := (i - 1) / 2
+			if u[i] >= u[parent] {
+				break
+			}
+			u[i], u[parent] = u[parent], u[i]
+			i = parent
+		}
+		return
+	}
 	ph.h = append(ph.h, ph.st.procEntry(p))
-	i := len(ph.h) - 1
-	for i > 0 {
+	h := ph.h
+	for i := len(h) - 1; i > 0; {
 		parent := (i - 1) / 2
-		if !procLess(&ph.h[i], &ph.h[parent]) {
+		if !procLess(&h[i], &h[parent]) {
 			break
 		}
-		ph.h[i], ph.h[parent] = ph.h[parent], ph.h[i]
+		h[i], h[parent] = h[parent], h[i]
 		i = parent
 	}
 }
 
+// down restores the heap order below i after entry i grew. It is the
+// bottom-up variant: the hole walks down to a leaf along the smaller
+// children (one comparison per level), then the entry rises from there,
+// which is short because a grown entry belongs near the bottom. The order
+// of entries is strict (ties broken by process), so any valid heap yields
+// the same sequence of tops.
 func (ph *procHeap) down(i int) {
+	if ph.uniform {
+		downKeys(ph.u, i)
+		return
+	}
 	h := ph.h
 	n := len(h)
+	x := h[i]
+	start := i
 	for {
 		l := 2*i + 1
 		if l >= n {
-			return
+			break
 		}
 		c := l
 		if r := l + 1; r < n && procLess(&h[r], &h[l]) {
 			c = r
 		}
-		if !procLess(&h[c], &h[i]) {
-			return
-		}
-		h[i], h[c] = h[c], h[i]
+		h[i] = h[c]
 		i = c
 	}
+	for i > start {
+		parent := (i - 1) / 2
+		if !procLess(&x, &h[parent]) {
+			break
+		}
+		h[i] = h[parent]
+		i = parent
+	}
+	h[i] = x
+}
+
+// downKeys is down for integer keys; the child choice compiles to a
+// conditional move, which matters as it is unpredictable.
+func downKeys(u []uint64, i int) {
+	n := len(u)
+	x := u[i]
+	start := i
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		c := l
+		if r := l + 1; r < n {
+			if u[r] < u[l] {
+				c = r
+			}
+		}
+		u[i] = u[c]
+		i = c
+	}
+	for i > start {
+		parent := (i - 1) / 2
+		if x >= u[parent] {
+			break
+		}
+		u[i] = u[parent]
+		i = parent
+	}
+	u[i] = x
 }
 
 // quota caps every member at base tasks, or base+1 for at most extra members,

@@ -20,8 +20,9 @@ type scratch struct {
 	deferred    []int32     // assignStandbys
 	popped      []int32     // assignStandbys
 	poppedFull  []int32     // assignStandbys
-	heapA       []procEntry // procHeap storage
-	heapB       []procEntry // procHeap storage
+	heapA       procHeapBuf // procHeap storage
+	heapB       procHeapBuf // procHeap storage
+	rr          rrQueueBuf  // rrQueue storage
 	outCount    []int32     // output: (member, kind) -> subtopology entries
 	outSub      []int32     // output: (member, kind) -> last subtopology seen
 	outCursor   []int32     // output: (member, kind) -> next arena slot

@@ -50,11 +50,12 @@ func (st *state) assignStandbys() {
 	// no such process), to the least-loaded process not holding the task.
 	// Processes found full stay full for the pass and move to a second heap.
 	// Only a few processes hold a task, so few pops are needed per standby.
-	open := newProcHeap(st, st.scratch.heapA)
-	full := procHeap{st: st, h: st.scratch.heapB[:0]}
+	open := newProcHeap(st, &st.scratch.heapA)
+	full := procHeap{st: st, uniform: st.uniformCap, u: st.scratch.heapB.u[:0], h: st.scratch.heapB.h[:0]}
 	popped, poppedFull := st.scratch.popped[:0], st.scratch.poppedFull[:0]
 	defer func() {
-		st.scratch.heapA, st.scratch.heapB = open.h, full.h
+		open.release(&st.scratch.heapA)
+		full.release(&st.scratch.heapB)
 		st.scratch.popped, st.scratch.poppedFull = popped, poppedFull
 	}()
 	for _, t := range deferred {

@@ -77,11 +77,12 @@ type state struct {
 	warm    []int32 // task -> warm-up member, -1
 	standby []int32 // task*replicas+i -> standby member, -1
 
-	load     []int32 // member -> tasks counted by the current pass
-	procLoad []int64 // process -> sum of its members' load
-	procCap  []int64 // process -> number of its members
-	mh       memberHeaps
-	q        quota
+	load       []int32 // member -> tasks counted by the current pass
+	procLoad   []int64 // process -> sum of its members' load
+	procCap    []int64 // process -> number of its members
+	uniformCap bool    // all processes have the same number of members
+	mh         memberHeaps
+	q          quota
 
 	scratch scratch
 }
@@ -212,8 +213,10 @@ func (st *state) indexMembers() error {
 	st.load = filled(st.load, n, 0)
 	st.procLoad = filled(st.procLoad, st.numProcs, 0)
 	st.procCap = grow(st.procCap, st.numProcs)
+	st.uniformCap = true
 	for p := range st.procCap {
 		st.procCap[p] = int64(st.procSize(int32(p)))
+		st.uniformCap = st.uniformCap && st.procCap[p] == st.procCap[0]
 	}
 	st.mh.init(st)
 	return nil
