@@ -34,9 +34,11 @@ func (st *state) forEachPlacement(si int, f func(key int32, p int32)) {
 
 // output builds the Assignment: every member present, partitions ascending.
 // A first pass counts the subtopologies and partitions of every (member,
-// kind), so that every TaskSet map is allocated at its final size and all
-// partitions go to one exactly sized array, each (member, kind) owning a
-// contiguous region of it; a second pass fills them.
+// kind); a second puts all partitions into one exactly sized array, each
+// (member, kind) owning a contiguous region of it in subtopology then
+// partition order (with the subtopology of each slot alongside); then every
+// TaskSet map is allocated at its final size and filled from its region in
+// one go, which keeps the map being filled in cache.
 func (st *state) output() Assignment {
 	out := make(Assignment, len(st.members))
 	if st.numTasks == 0 || len(st.members) == 0 {
@@ -60,46 +62,44 @@ func (st *state) output() Assignment {
 			}
 		})
 	}
+	base := grow(sc.outStart, K+1) // region of key k: base[k]:base[k+1]
+	sc.outStart = base
 	total := int32(0)
 	for k, n := range parts {
-		parts[k] = total
+		base[k], parts[k] = total, total
 		total += n
 	}
+	base[K] = total
 	arena := make([]int32, total)
-	maps := grow(sc.maps, K)
-	sc.maps = maps
-	for k, n := range entries {
-		maps[k] = nil
-		if n > 0 {
-			maps[k] = make(TaskSet, n)
-		}
-	}
-	start := grow(sc.outStart, K)
-	sc.outStart = start
-	touched := sc.touched[:0]
-	for k := range lastSub {
-		lastSub[k] = -1
-	}
+	slotSub := grow(sc.slotSub, int(total))
+	sc.slotSub = slotSub
 	for si := range st.subs {
 		st.forEachPlacement(si, func(k, p int32) {
-			if lastSub[k] != int32(si) {
-				lastSub[k] = int32(si)
-				start[k] = parts[k]
-				touched = append(touched, k)
-			}
 			arena[parts[k]] = p
+			slotSub[parts[k]] = int32(si)
 			parts[k]++
 		})
-		id := st.subs[si].ID
-		for _, k := range touched {
-			maps[k][id] = arena[start[k]:parts[k]:parts[k]]
-		}
-		touched = touched[:0]
 	}
-	sc.touched = touched
 	for m, ms := range st.members {
-		k := m * numKinds
-		out[ms.MemberID] = MemberAssignment{Active: maps[k+outActive], Standby: maps[k+outStandby], Warmup: maps[k+outWarmup]}
+		var ts [numKinds]TaskSet
+		for kind := range ts {
+			k := m*numKinds + kind
+			if entries[k] == 0 {
+				continue
+			}
+			mp := make(TaskSet, entries[k])
+			for i, end := base[k], base[k+1]; i < end; {
+				si := slotSub[i]
+				j := i + 1
+				for j < end && slotSub[j] == si {
+					j++
+				}
+				mp[st.subs[si].ID] = arena[i:j:j]
+				i = j
+			}
+			ts[kind] = mp
+		}
+		out[ms.MemberID] = MemberAssignment{Active: ts[outActive], Standby: ts[outStandby], Warmup: ts[outWarmup]}
 	}
 	return out
 }

@@ -26,9 +26,8 @@ type scratch struct {
 	outCount    []int32     // output: (member, kind) -> subtopology entries
 	outSub      []int32     // output: (member, kind) -> last subtopology seen
 	outCursor   []int32     // output: (member, kind) -> next arena slot
-	outStart    []int32     // output: (member, kind) -> arena slot of the current subtopology's first partition
-	touched     []int32     // output: (member, kind) keys touched by the current subtopology
-	maps        []TaskSet
+	outStart    []int32     // output: (member, kind) -> first arena slot
+	slotSub     []int32     // output: subtopology of each arena slot
 }
 
 // rec is one candidate record of indexPrevious, before the CSR layout.
@@ -52,7 +51,6 @@ func (st *state) release() {
 	st.spec = nil
 	clear(st.members)
 	clear(st.scratch.pids)
-	clear(st.scratch.maps)
 	clear(st.subs)
 	statePool.Put(st)
 }
