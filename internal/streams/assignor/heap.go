@@ -156,6 +156,44 @@ func (ph *procHeap) fixTop() {
 	ph.down(0)
 }
 
+// second returns the heap position of the second least-loaded process
+// (the smaller child of the top), or -1 if there is none.
+func (ph *procHeap) second() int {
+	switch n := ph.len(); {
+	case n < 2:
+		return -1
+	case n == 2:
+		return 1
+	case ph.uniform:
+		if ph.u[2] < ph.u[1] {
+			return 2
+		}
+	case procLess(&ph.h[2], &ph.h[1]):
+		return 2
+	}
+	return 1
+}
+
+// at returns the process at heap position i.
+func (ph *procHeap) at(i int) int32 {
+	if ph.uniform {
+		return int32(uint32(ph.u[i]))
+	}
+	return ph.h[i].p
+}
+
+// fixAt restores the heap order after the load of the process at position
+// i grew.
+func (ph *procHeap) fixAt(i int) {
+	p := ph.at(i)
+	if ph.uniform {
+		ph.u[i] = procKey(ph.st.procLoad[p], p)
+	} else {
+		ph.h[i].load = ph.st.procLoad[p]
+	}
+	ph.down(i)
+}
+
 func (ph *procHeap) pop() int32 {
 	top := ph.top()
 	if ph.uniform {

@@ -63,12 +63,23 @@ func (st *state) assignStandbys() {
 			if st.standby[int(t)*R+i] >= 0 {
 				continue
 			}
-			// Fast path: the least-loaded open process takes it.
+			// Fast paths: the least-loaded open process takes it, or, when
+			// that one is under quota but holds the task, the second
+			// least-loaded (which is what popping the first would find).
 			if open.len() > 0 {
-				if p := open.top(); st.eligible(st.mh.min(p)) && !st.holds(t, p) {
-					st.placeStandby(t, i, st.mh.min(p))
-					open.fixTop()
-					continue
+				if p := open.top(); st.eligible(st.mh.min(p)) {
+					if !st.holds(t, p) {
+						st.placeStandby(t, i, st.mh.min(p))
+						open.fixTop()
+						continue
+					}
+					if j := open.second(); j > 0 {
+						if q := open.at(j); st.eligible(st.mh.min(q)) && !st.holds(t, q) {
+							st.placeStandby(t, i, st.mh.min(q))
+							open.fixAt(j)
+							continue
+						}
+					}
 				}
 			}
 			target := int32(-1)
