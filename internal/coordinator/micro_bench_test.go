@@ -128,7 +128,7 @@ func BenchmarkShardReload(b *testing.B) {
 // MEMBER_ID_REQUIRED round trip, the rejoin with the id, then the initial rebalance delay
 // elapsing, re-armed while members arrive): one op is the whole storm until every member has its JoinGroup response.
 func BenchmarkClassicJoinStorm(b *testing.B) {
-	for _, n := range []int{10, 100, 1000} {
+	for _, n := range []int{100, 1000, 3000} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
