@@ -20,6 +20,7 @@ func BenchmarkConsumerJoinStorm(b *testing.B) {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			b.ReportAllocs()
 			var r JoinStormResult
+			cpu0 := benchCPUTime()
 			for b.Loop() {
 				var err error
 				if r, err = SimulateConsumerJoinStorm(n, 10000, 50); err != nil {
@@ -31,6 +32,7 @@ func BenchmarkConsumerJoinStorm(b *testing.B) {
 			b.ReportMetric(float64(r.Assignments), "assignments")
 			b.ReportMetric(r.Settled.Seconds(), "settled-clock-s")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/member")
+			b.ReportMetric(float64((benchCPUTime()-cpu0).Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/member")
 		})
 	}
 }
