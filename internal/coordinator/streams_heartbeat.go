@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,12 +53,23 @@ func streamsCfg(st *State) streamsConfig {
 		warmups:      int(v.Int("group.streams.num.warmup.replicas")),
 		initialDelay: v.Ms("group.streams.initial.rebalance.delay.ms"),
 	}
-	for _, p := range v.List("group.coordinator.rebalance.protocols") {
-		if p == "streams" {
+	// Values.List without its slice: this runs on every heartbeat.
+	for p := range strings.SplitSeq(v.String("group.coordinator.rebalance.protocols"), ",") {
+		if strings.TrimSpace(p) == "streams" {
 			c.enabled = true
 		}
 	}
 	return c
+}
+
+// sameAssignmentConfigs is sameStringMap(m, c.assignmentConfigs()) without building the map.
+func (c streamsConfig) sameAssignmentConfigs(m map[string]string) bool {
+	if len(m) != 2 {
+		return false
+	}
+	s, ok1 := m["num.standby.replicas"]
+	w, ok2 := m["num.warmup.replicas"]
+	return ok1 && ok2 && s == strconv.Itoa(c.standbys) && w == strconv.Itoa(c.warmups)
 }
 
 // assignmentConfigs are the assignment configs stored with the group epoch; a change bumps it.
@@ -235,7 +247,7 @@ func streamsHeartbeat(st *State, c *Call, req *kmsg.StreamsGroupHeartbeatRequest
 	// Topology configuration and metadata hash (seed step 5, KIP-1101).
 	hash, validated := g.reconfigure(st)
 	if hash != g.metadataHash || validated != g.validatedTopologyEpoch ||
-		!sameStringMap(g.lastAssignmentConfigs, cfg.assignmentConfigs()) {
+		!cfg.sameAssignmentConfigs(g.lastAssignmentConfigs) {
 		bump = true
 	}
 	if bump {
@@ -541,9 +553,26 @@ func (g *StreamsGroup) reconfigure(st *State) (hash int64, validated int32) {
 	return hash, validated
 }
 
+// streamsSessionTag marks a streams session timer: its fn removes the member named by the key.
+const streamsSessionTag = timerTag("streams-session")
+
+// scheduleSession (re)arms the member's session timeout; re-arming an armed one only moves its
+// deadline (Timers.Rearm), with the key cached in the member's in-memory state.
 func (g *StreamsGroup) scheduleSession(st *State, id string, cfg streamsConfig) {
 	gid := g.id
-	st.Timers.Schedule(streamsSessionKey(gid, id), st.Now.Add(cfg.session), func(st *State) {
+	key := ""
+	if s := g.soft[id]; s != nil {
+		if s.sessionKeyFor != id || s.sessionKey == "" {
+			s.sessionKey, s.sessionKeyFor = streamsSessionKey(gid, id), id
+		}
+		key = s.sessionKey
+	} else {
+		key = streamsSessionKey(gid, id)
+	}
+	if st.Timers.Rearm(key, streamsSessionTag, st.Now.Add(cfg.session)) {
+		return
+	}
+	st.Timers.ScheduleTagged(key, streamsSessionTag, st.Now.Add(cfg.session), func(st *State) {
 		cur, ok := st.Groups[gid].(*StreamsGroup)
 		if !ok || cur.meta[id] == nil {
 			return
