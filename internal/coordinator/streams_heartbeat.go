@@ -259,7 +259,11 @@ func streamsHeartbeat(st *State, c *Call, req *kmsg.StreamsGroupHeartbeatRequest
 	if err != nil {
 		return nil, err
 	}
-	owned := ownedFromRequest(req)
+	// Only a member with tasks pending revocation looks at what it reports owning.
+	var owned *streamsTaskSet
+	if g.currentOf(id).State == streamsMemberUnrevokedTasks {
+		owned = ownedFromRequest(req)
+	}
 	changed := g.reconcile(st, id, owned)
 
 	// Response.
@@ -434,6 +438,9 @@ func streamsLeave(st *State, req *kmsg.StreamsGroupHeartbeatRequest) (*StreamsHe
 
 // streamsUpdatedMeta applies the request's non-null fields to a member's metadata.
 func streamsUpdatedMeta(old *streamsMemberMeta, req *kmsg.StreamsGroupHeartbeatRequest, c *Call, topo *StreamsTopology) *streamsMemberMeta {
+	if topo == nil && streamsMetaUnchanged(old, req, c) {
+		return old // the steady heartbeat: no copy
+	}
 	nm := &streamsMemberMeta{ClientTags: map[string]string{}}
 	if old != nil {
 		cp := *old
@@ -476,6 +483,31 @@ func streamsUpdatedMeta(old *streamsMemberMeta, req *kmsg.StreamsGroupHeartbeatR
 		nm.TopologyEpoch = topo.Epoch
 	}
 	return nm
+}
+
+// streamsMetaUnchanged reports whether the heartbeat repeats or omits every member metadata
+// field of old (conservative: non-empty client tags count as a change).
+func streamsMetaUnchanged(old *streamsMemberMeta, req *kmsg.StreamsGroupHeartbeatRequest, c *Call) bool {
+	switch {
+	case old == nil:
+		return false
+	case c != nil && (c.ClientHost != old.ClientHost || (c.ClientID != nil && *c.ClientID != old.ClientID)):
+		return false
+	case req.InstanceID != nil && (old.InstanceID == nil || *old.InstanceID != *req.InstanceID):
+		return false
+	case req.RackID != nil && (old.RackID == nil || *old.RackID != *req.RackID):
+		return false
+	case req.RebalanceTimeoutMillis != -1 && req.RebalanceTimeoutMillis != old.RebalanceTimeout:
+		return false
+	case req.ProcessID != nil && *req.ProcessID != old.ProcessID:
+		return false
+	case req.UserEndpoint != nil && (old.UserEndpoint == nil ||
+		*old.UserEndpoint != streamsEndpoint{Host: req.UserEndpoint.Host, Port: req.UserEndpoint.Port}):
+		return false
+	case req.ClientTags != nil && (len(req.ClientTags) != 0 || len(old.ClientTags) != 0):
+		return false
+	}
+	return true
 }
 
 func (g *StreamsGroup) staticOwner(instance string) string {
