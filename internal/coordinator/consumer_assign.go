@@ -167,9 +167,7 @@ func (g *ConsumerGroup) computeTargetAssignment(st *State, epoch int32) error {
 }
 
 // cgAssignmentInterval is group.consumer.assignment.interval.ms.
-func cgAssignmentInterval(st *State) time.Duration {
-	return time.Duration(cfgInt(st, "group.consumer.assignment.interval.ms", 1000)) * time.Millisecond
-}
+func cgAssignmentInterval(st *State) time.Duration { return cgCfg(st).assignmentInterval }
 
 // assignmentDue reports whether a new target assignment may be computed now (Kafka 4.3,
 // group.consumer.assignment.interval.ms): at most one per interval, so a join storm of N members

@@ -10,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/muster-io/muster/internal/config"
 )
 
 func init() {
@@ -40,30 +42,49 @@ func cfgInt(st *State, key string, def int64) int64 {
 	return def
 }
 
-func cgSessionTimeout(st *State) time.Duration {
-	return time.Duration(cfgInt(st, "group.consumer.session.timeout.ms", 45000)) * time.Millisecond
+// cgConfig is the broker configuration a consumer group heartbeat reads, derived once per
+// config Values (cgConfigMemo).
+type cgConfig struct {
+	session            time.Duration // group.consumer.session.timeout.ms
+	heartbeat          int32         // group.consumer.heartbeat.interval.ms
+	maxSize            int           // group.consumer.max.size
+	assignmentInterval time.Duration // group.consumer.assignment.interval.ms
+	enabled            bool          // "consumer" in group.coordinator.rebalance.protocols
 }
 
-func cgHeartbeatInterval(st *State) int32 {
-	return int32(cfgInt(st, "group.consumer.heartbeat.interval.ms", 5000))
-}
+// cgDefaultConfig applies without config Values (tests building a bare State).
+var cgDefaultConfig = cgConfig{session: 45 * time.Second, heartbeat: 5000, maxSize: 2147483647,
+	assignmentInterval: time.Second, enabled: true}
 
-func cgMaxSize(st *State) int {
-	return int(cfgInt(st, "group.consumer.max.size", 2147483647))
-}
+var cgConfigMemo cfgMemo[cgConfig]
 
-func consumerProtocolEnabled(st *State) bool {
+func cgCfg(st *State) cgConfig {
 	if st.Cfg == nil || st.Cfg.Values == nil {
-		return true
+		return cgDefaultConfig
 	}
-	// Values.List without its slice: this runs on every heartbeat.
-	for p := range strings.SplitSeq(st.Cfg.Values.String("group.coordinator.rebalance.protocols"), ",") {
-		if strings.TrimSpace(p) == "consumer" {
-			return true
+	return cgConfigMemo.get(st.Cfg.Values, func(v *config.Values) cgConfig {
+		c := cgConfig{
+			session:            time.Duration(v.Int("group.consumer.session.timeout.ms")) * time.Millisecond,
+			heartbeat:          int32(v.Int("group.consumer.heartbeat.interval.ms")),
+			maxSize:            int(v.Int("group.consumer.max.size")),
+			assignmentInterval: time.Duration(v.Int("group.consumer.assignment.interval.ms")) * time.Millisecond,
 		}
-	}
-	return false
+		for _, p := range v.List("group.coordinator.rebalance.protocols") {
+			if p == "consumer" {
+				c.enabled = true
+			}
+		}
+		return c
+	})
 }
+
+func cgSessionTimeout(st *State) time.Duration { return cgCfg(st).session }
+
+func cgHeartbeatInterval(st *State) int32 { return cgCfg(st).heartbeat }
+
+func cgMaxSize(st *State) int { return cgCfg(st).maxSize }
+
+func consumerProtocolEnabled(st *State) bool { return cgCfg(st).enabled }
 
 func cgHeartbeatError(req *kmsg.ConsumerGroupHeartbeatRequest, err error) *kmsg.ConsumerGroupHeartbeatResponse {
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)

@@ -207,6 +207,7 @@ type StreamsGroup struct {
 	endpointEpoch     int32
 	delayDeadline     time.Time
 	hashCache         map[string]streamsTopicHash
+	hashMemo          streamsHashMemo
 }
 
 func newStreamsGroup(id string) *StreamsGroup {

@@ -39,12 +39,19 @@ var (
 	streamsDefaults     *config.Values
 )
 
+var streamsConfigMemo cfgMemo[streamsConfig]
+
+// streamsCfg derives the streams configuration once per config Values (streamsConfigMemo).
 func streamsCfg(st *State) streamsConfig {
 	v := st.Cfg.Values
 	if v == nil {
 		streamsDefaultsOnce.Do(func() { streamsDefaults = config.Defaults() })
 		v = streamsDefaults
 	}
+	return streamsConfigMemo.get(v, deriveStreamsConfig)
+}
+
+func deriveStreamsConfig(v *config.Values) streamsConfig {
 	c := streamsConfig{
 		session:      v.Ms("group.streams.session.timeout.ms"),
 		heartbeat:    v.Ms("group.streams.heartbeat.interval.ms"),
