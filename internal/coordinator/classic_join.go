@@ -469,7 +469,8 @@ func (g *ClassicGroup) completeJoin(st *State) {
 	g.inInitialDelay = false
 	// Dynamic members that did not rejoin are removed; static ones stay until their session
 	// expires (KIP-345).
-	for _, id := range g.memberIDs() {
+	ids := g.memberIDs() // sorted once; the loops below skip members removed meanwhile
+	for _, id := range ids {
 		m := g.members[id]
 		if m.joinCall == nil && m.instanceID == nil {
 			g.removeMember(st, id)
@@ -492,8 +493,11 @@ func (g *ClassicGroup) completeJoin(st *State) {
 	}
 	g.protocolName = g.selectProtocol()
 	g.transition(st, ClassicCompletingRebalance)
-	for _, id := range g.memberIDs() {
+	for _, id := range ids {
 		m := g.members[id]
+		if m == nil {
+			continue
+		}
 		m.isNew = false
 		if m.joinCall != nil {
 			st.Reply(m.joinCall, g.joinResponse(m.joinCall, nil, m))
