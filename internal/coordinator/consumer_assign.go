@@ -185,9 +185,7 @@ func assignedTP(out *assign.Assignment, mid string) topicPartitions {
 }
 
 // cgAssignmentInterval is group.consumer.assignment.interval.ms.
-func cgAssignmentInterval(st *State) time.Duration {
-	return time.Duration(cfgInt(st, "group.consumer.assignment.interval.ms", 1000)) * time.Millisecond
-}
+func cgAssignmentInterval(st *State) time.Duration { return cgCfg(st).assignmentInterval }
 
 // assignmentDue reports whether a new target assignment may be computed now (Kafka 4.3,
 // group.consumer.assignment.interval.ms): at most one per interval, so a join storm of N members
