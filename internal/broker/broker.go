@@ -302,6 +302,6 @@ func (b *Broker) onTopicChange(ev data.TopicChange) {
 // coordHandler routes a request to the coordinator Service with the request's version and client.
 func coordHandler(svc *coordinator.Service) server.Handler {
 	return func(ctx context.Context, r *server.Request) kmsg.Response {
-		return svc.Handle(ctx, coordinator.Meta{APIVersion: r.Header.APIVersion, ClientID: r.Header.ClientID, ClientHost: "/" + r.ClientHost}, r.Body)
+		return svc.Handle(ctx, coordinator.Meta{APIVersion: r.Header.APIVersion, ClientID: r.Header.ClientID, ClientHost: r.ClientHostKafka}, r.Body)
 	}
 }

@@ -25,6 +25,9 @@ import (
 type Request struct {
 	Header     wire.Header
 	ClientHost string
+	// ClientHostKafka is ClientHost as Kafka reports it in group descriptions ("/" + host),
+	// built once per connection.
+	ClientHostKafka string
 	Body       kmsg.Request
 }
 
@@ -210,6 +213,7 @@ func (s *Server) serveConn(c net.Conn) {
 	}()
 	remote := c.RemoteAddr().String()
 	host, _, _ := net.SplitHostPort(remote)
+	kafkaHost := "/" + host
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	log := s.log.With("remote", remote)
@@ -321,7 +325,7 @@ func (s *Server) serveConn(c net.Conn) {
 			s.Stats.Requests[hdr.APIKey].Add(1)
 		}
 		h := s.handlers[hdr.APIKey]
-		r := &Request{Header: hdr, ClientHost: host, Body: req}
+		r := &Request{Header: hdr, ClientHost: host, ClientHostKafka: kafkaHost, Body: req}
 		if inline(hdr.APIKey) && unanswered.Load() == 0 {
 			// Nothing of this connection is outstanding: handle it here and answer directly.
 			resp, ok := s.runInline(ctx, log, h, r)
