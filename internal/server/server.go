@@ -28,7 +28,7 @@ type Request struct {
 	// ClientHostKafka is ClientHost as Kafka reports it in group descriptions ("/" + host),
 	// built once per connection.
 	ClientHostKafka string
-	Body       kmsg.Request
+	Body            kmsg.Request
 }
 
 // Handler serves one API key. It returns the response to send, or nil to send none (Produce with
