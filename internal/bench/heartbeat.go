@@ -13,12 +13,18 @@ import (
 // on connection i mod len(cs); each connection heartbeats its members in turn). A member's
 // first call joins (member epoch 0), later calls heartbeat with the epoch the coordinator gave
 // it. A response error makes the member rejoin on its next call (counted as a failure).
-// members < len(cs) is raised to len(cs); groups is clamped to [1, members].
+// A member acknowledges each assignment it receives by reporting it as its owned partitions
+// (Topics) on its next heartbeat, as KIP-848 clients do, so the coordinator can complete
+// revocations and the group reaches a steady state. members < len(cs) is raised to len(cs);
+// groups is clamped to [1, members].
 func heartbeatOp(cs []*conn, prefix, topic string, members, groups int) op {
 	type member struct {
 		group string
 		id    string
 		epoch int32
+		// owned is the last assignment received; report sends it on the next heartbeat.
+		owned  []kmsg.ConsumerGroupHeartbeatRequestTopic
+		report bool
 	}
 	conns := len(cs)
 	members = max(members, conns)
@@ -41,6 +47,8 @@ func heartbeatOp(cs []*conn, prefix, topic string, members, groups int) op {
 		if m.epoch == 0 {
 			req.SubscribedTopicNames = []string{topic}
 			req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		} else if m.report {
+			req.Topics = m.owned
 		}
 		r, err := cs[w].do(ctx, req)
 		if err != nil {
@@ -48,8 +56,18 @@ func heartbeatOp(cs []*conn, prefix, topic string, members, groups int) op {
 		}
 		resp := r.(*kmsg.ConsumerGroupHeartbeatResponse)
 		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-			m.epoch = 0
+			m.epoch, m.owned, m.report = 0, nil, false
 			return 0, err
+		}
+		m.report = false
+		if a := resp.Assignment; a != nil {
+			m.owned = m.owned[:0]
+			for _, t := range a.Topics {
+				rt := kmsg.NewConsumerGroupHeartbeatRequestTopic()
+				rt.TopicID, rt.Partitions = t.TopicID, t.Partitions
+				m.owned = append(m.owned, rt)
+			}
+			m.report = true
 		}
 		if resp.MemberID != nil && *resp.MemberID != "" {
 			m.id = *resp.MemberID
