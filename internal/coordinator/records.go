@@ -61,6 +61,9 @@ func (st *State) replay(r Record) error {
 	if err != nil {
 		return err
 	}
+	if typ != RecOffsetCommit && typ != 0 {
+		st.Offsets.flush() // a pending run of loaded offsets ends with the first other record
+	}
 	fn, ok := replayers[typ]
 	if !ok {
 		return fmt.Errorf("%w: unknown record type %d", ErrCorruptRecord, typ)
