@@ -121,6 +121,9 @@ func encAssignmentEpochs(e *Enc, c *consumerCurrent) {
 func decAssignmentEpochs(d *Dec) assignmentEpochs {
 	n := d.ArrayLen(24)
 	var out assignmentEpochs
+	if n > 0 {
+		out = make(assignmentEpochs, n)
+	}
 	for i := 0; i < n && d.Err() == nil; i++ {
 		t := d.UUID()
 		p := d.Int32()
