@@ -125,6 +125,7 @@ func (d *Dec) String() string {
 	}
 	return string(d.take(int(n), "string"))
 }
+
 // StringBytes is String without the copy: the bytes alias the input (nil for a negative
 // length, read as "" like String).
 func (d *Dec) StringBytes() []byte {
