@@ -74,17 +74,25 @@ func encTP(e *Enc, a topicPartitions) {
 	}
 }
 
-// decTP reads an assignment into a map sized for it. The encoder writes sorted, distinct
-// partitions; anything else (and empty topics) is normalized as normalizeTP would.
+// decTP reads an assignment into a map sized for it; nil when it holds no partition (readers
+// treat a nil assignment as empty, as zeroCurrent's; stored assignments are never modified in
+// place). The encoder writes sorted, distinct partitions; anything else (and empty topics) is
+// normalized as normalizeTP would.
 func decTP(d *Dec) topicPartitions {
 	n := d.ArrayLen(20)
-	out := make(topicPartitions, max(n, 0))
+	if n <= 0 {
+		return nil
+	}
+	out := make(topicPartitions, n)
 	for i := 0; i < n; i++ {
 		t := d.UUID()
 		ps := d.Int32s()
 		if len(ps) > 0 {
 			out[t] = sortedDistinct(ps)
 		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }
@@ -242,14 +250,14 @@ func decodeValue(value []byte, max int16, what string, dec func(d *Dec, version 
 // value lives in one map of the group: a tombstone deletes the entry, a value (version at most
 // max) is decoded by dec and stored.
 func replayCGKeyed[V any](st *State, key, value []byte, max int16, what string,
-	entries func(*ConsumerGroup) map[string]V, dec func(d *Dec, version int16) V,
+	entries func(*ConsumerGroup) *map[string]V, dec func(d *Dec, version int16) V,
 	keyOf func(g *ConsumerGroup, b []byte) string, stored func(g *ConsumerGroup, k string, v V)) error {
 	g, sub, err := cgReplayGroup(st, key, value, 1)
 	if g == nil || err != nil {
 		return err
 	}
 	if value == nil {
-		cgDropEntry(st, g, entries(g), string(sub))
+		cgDropEntry(st, g, *entries(g), string(sub))
 		return nil
 	}
 	var v V
@@ -257,7 +265,7 @@ func replayCGKeyed[V any](st *State, key, value []byte, max int16, what string,
 		return err
 	}
 	k := keyOf(g, sub)
-	entries(g)[k] = v
+	initMap(entries(g))[k] = v
 	if stored != nil {
 		stored(g, k, v)
 	}
@@ -331,9 +339,9 @@ func replayCGMember(st *State, key, value []byte) error {
 		g.refMember(old, -1)
 	}
 	g.refMember(m, 1)
-	g.members[mid] = m
+	initMap(&g.members)[mid] = m
 	if m.instanceID != nil {
-		g.static[*m.instanceID] = mid
+		initMap(&g.static)[*m.instanceID] = mid
 	}
 	return nil
 }
@@ -360,14 +368,14 @@ func replayCGTargetMeta(st *State, key, value []byte) error {
 
 func replayCGTargetMember(st *State, key, value []byte) error {
 	return replayCGKeyed(st, key, value, 0, "ConsumerGroupTargetAssignmentMember",
-		func(g *ConsumerGroup) map[string]topicPartitions { return g.targets },
+		func(g *ConsumerGroup) *map[string]topicPartitions { return &g.targets },
 		func(d *Dec, _ int16) topicPartitions { return decTP(d) },
 		(*ConsumerGroup).memberID,
 		func(g *ConsumerGroup, mid string, a topicPartitions) {
 			// A member that owns exactly its target keeps one map for both (assignments
 			// stored in a group are never modified in place, only replaced).
 			if c := g.currents[mid]; c != nil && equalTP(c.assigned, a) {
-				g.targets[mid] = c.assigned
+				g.targets[mid] = c.assigned // g.targets exists: the entry was just stored
 			}
 		})
 }
@@ -402,7 +410,7 @@ func replayCGCurrent(st *State, key, value []byte) error {
 	if t, ok := g.targets[mid]; ok && equalTP(t, c.assigned) {
 		c.assigned = t // one map for target and current (see replayCGTargetMember)
 	}
-	g.currents[mid] = c
+	initMap(&g.currents)[mid] = c
 	g.index(mid, c.assigned)
 	g.index(mid, c.pending)
 	return nil
@@ -410,7 +418,7 @@ func replayCGCurrent(st *State, key, value []byte) error {
 
 func replayCGRegex(st *State, key, value []byte) error {
 	return replayCGKeyed(st, key, value, 0, "ConsumerGroupRegularExpression",
-		func(g *ConsumerGroup) map[string]*consumerRegex { return g.regexes },
+		func(g *ConsumerGroup) *map[string]*consumerRegex { return &g.regexes },
 		func(d *Dec, _ int16) *consumerRegex {
 			r := &consumerRegex{}
 			r.topics = d.Strings()
@@ -427,7 +435,7 @@ func (g *ConsumerGroup) index(mid string, a topicPartitions) {
 		m := g.owners[t]
 		if m == nil {
 			m = map[int32]string{}
-			g.owners[t] = m
+			initMap(&g.owners)[t] = m
 		}
 		for _, p := range ps {
 			m[p] = mid
