@@ -141,3 +141,65 @@ func TestReplayOffsetCorrupt(t *testing.T) {
 		}
 	}
 }
+
+// TestAssignmentEpochsForms: epochs built with set (map form) and the same epochs decoded from a
+// record (sorted form) answer get, len and equal alike; a decoded list that is not sorted (or
+// repeats a partition, the last one winning) reads as its sorted form.
+func TestAssignmentEpochsForms(t *testing.T) {
+	rnd := rand.New(rand.NewSource(3))
+	for round := 0; round < 200; round++ {
+		var built assignmentEpochs
+		type ent struct {
+			t [16]byte
+			p int32
+			e int32
+		}
+		var ents []ent
+		for i := 0; i < rnd.Intn(20); i++ {
+			var tid [16]byte
+			tid[15] = byte(rnd.Intn(3))
+			x := ent{tid, rnd.Int31n(8), rnd.Int31n(100)}
+			ents = append(ents, x)
+			built.set(x.t, x.p, x.e)
+		}
+		// unordered raw list, as a foreign writer might produce
+		e := Enc{}
+		e.ArrayLen(len(ents))
+		for _, x := range ents {
+			e.UUID(x.t)
+			e.Int32(x.p)
+			e.Int32(x.e)
+		}
+		d := Dec{B: e.B}
+		dec := decAssignmentEpochs(&d)
+		if err := d.Done(); err != nil {
+			t.Fatal(err)
+		}
+		// and the canonical encoding of the built value
+		c := &consumerCurrent{epochs: built}
+		e2 := Enc{}
+		encAssignmentEpochs(&e2, c)
+		d2 := Dec{B: e2.B}
+		canon := assignmentEpochs{}
+		if c.epochs.len() > 0 {
+			canon = decAssignmentEpochs(&d2)
+		}
+		for _, v := range []assignmentEpochs{dec, canon} {
+			if v.m != nil {
+				t.Fatalf("decoded epochs in map form")
+			}
+			if !v.equal(built) || !built.equal(v) || v.len() != built.len() {
+				t.Fatalf("round %d: decoded %v, built %v", round, v.sorted, built.m)
+			}
+			for _, x := range ents {
+				want, _ := built.get(x.t, x.p)
+				if got, ok := v.get(x.t, x.p); !ok || got != want {
+					t.Fatalf("round %d: get %v/%d = %d,%v want %d", round, x.t[15], x.p, got, ok, want)
+				}
+			}
+			if _, ok := v.get([16]byte{9}, 0); ok {
+				t.Fatal("get of an absent partition")
+			}
+		}
+	}
+}
