@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -32,7 +33,10 @@ func benchCommand() *cobra.Command {
 and a kfake broker (franz-go's in-memory fake Kafka, cmd/kfake-serve, its own process) on
 loopback, drive both with the same closed-loop raw Kafka requests and print a table (and JSON
 with --out). Workloads: ` + fmt.Sprint(bench.AllWorkloads) + `.
-Every case is bounded by --duration and --max-requests. kfake keeps state in memory and never
+The request workloads use --client raw (synchronous TCP, kmsg framing: cheap, default) or kgo
+(a franz-go client per connection). shard-load (muster's memory per offset/member/group and its
+restart time) runs last and restarts the muster child.
+Every case is bounded by --duration and --max-requests (storms by --duration + 30 s). kfake keeps state in memory and never
 fsyncs, so ratios to kfake compare a durable broker with an in-memory one; the machine limit is
 the ApiVersions round trip and the raw append+fsync rate of the data dir's filesystem.`,
 		Args: cobra.NoArgs,
@@ -69,12 +73,19 @@ the ApiVersions round trip and the raw append+fsync rate of the data dir's files
 					}
 					bin = exe
 				}
-				p, err := bench.StartMuster(ctx, bin, filepath.Join(work, "muster-data"), overrideArgs(overrides)...)
+				kvs := overrides
+				if slices.Contains(o.Workloads, bench.WShardLoad) {
+					kvs = append(bench.ShardLoadOverrides(), kvs...) // the user's win
+				}
+				if slices.Contains(o.Workloads, bench.WClassicStorm) {
+					kvs = append(bench.ClassicStormOverrides(), kvs...)
+				}
+				p, err := bench.StartMuster(ctx, bin, filepath.Join(work, "muster-data"), overrideArgs(kvs)...)
 				if err != nil {
 					return exitErr(1, err.Error())
 				}
 				defer p.Stop()
-				fmt.Fprintf(os.Stderr, "muster serve pid %d on %s (data dir %s)\n", p.Pid(), p.Addr, filepath.Join(work, "muster-data"))
+				fmt.Fprintf(os.Stderr, "muster serve pid %d on %s (data dir %s)\n", p.Pid, p.Addr, filepath.Join(work, "muster-data"))
 				targets = append(targets, p.Target)
 			}
 			if !noKfake {
@@ -93,7 +104,7 @@ the ApiVersions round trip and the raw append+fsync rate of the data dir's files
 						return exitErr(1, err.Error())
 					}
 					defer p.Stop()
-					fmt.Fprintf(os.Stderr, "kfake pid %d on %s\n", p.Pid(), p.Addr)
+					fmt.Fprintf(os.Stderr, "kfake pid %d on %s\n", p.Pid, p.Addr)
 					targets = append(targets, p.Target)
 				}
 			}
@@ -129,6 +140,16 @@ the ApiVersions round trip and the raw append+fsync rate of the data dir's files
 	f.IntVar(&o.FetchPartitions, "fetch-partitions", d.FetchPartitions, "committed partitions of the group fetch-all reads")
 	f.IntVar(&o.RecordBytes, "record-bytes", d.RecordBytes, "record value size of produce")
 	f.Int64Var(&o.ProduceBytes, "produce-bytes", d.ProduceBytes, "bound on bytes produced (0 = none)")
+	f.IntSliceVar(&o.StormMembers, "storm-members", d.StormMembers, "member counts of the scaled join storms (cg-join-storm, classic-join-storm)")
+	f.Int32Var(&o.StormPartitions, "storm-partitions", d.StormPartitions, "partitions of the topic the scaled join storms subscribe to")
+	f.IntVar(&o.StormConns, "storm-conns", d.StormConns, "connections the KIP-848 join storm multiplexes its members over (at most)")
+	f.DurationVar(&o.ClassicHeartbeat, "classic-heartbeat", d.ClassicHeartbeat, "heartbeat interval of classic-join-storm members that have their assignment")
+	f.IntSliceVar(&o.HBGroups, "hb-groups", d.HBGroups, "group counts cg-heartbeat spreads its members over")
+	f.IntVar(&o.HBMembers, "hb-members", d.HBMembers, "members of cg-heartbeat, multiplexed over the connections (0 = one per connection)")
+	f.IntVar(&o.LoadOffsets, "load-offsets", d.LoadOffsets, "shard-load: committed offsets to seed (1000 partitions per group; 0 = skip)")
+	f.IntVar(&o.LoadMembers, "load-members", d.LoadMembers, "shard-load: KIP-848 members to join (10 per group; 0 = skip)")
+	f.IntVar(&o.LoadGroups, "load-groups", d.LoadGroups, "shard-load: empty groups to create (a member joins and leaves; 0 = skip)")
+	f.StringVar(&o.Client, "client", d.Client, "load generator of the request workloads: raw (synchronous TCP, kmsg framing) or kgo (franz-go client per connection)")
 	f.StringVar(&only, "workloads", "", "comma-separated workloads to run (default all)")
 	f.StringVar(&out, "out", "", "write the JSON report to this file")
 	f.StringVar(&musterBin, "muster-bin", "", "muster binary to run as the server (default: this executable)")

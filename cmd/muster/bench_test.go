@@ -21,28 +21,35 @@ func TestBenchCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer kf.Close()
-	out := filepath.Join(t.TempDir(), "bench.json")
-	cmd := benchCommand()
-	cmd.SetArgs([]string{"--muster-addr", m.Addr(), "--kfake-addr", kf.ListenAddrs()[0], "--workloads", "apiversions,commit-1,fsync",
-		"--conns", "1,2", "--duration", "100ms", "--dir", t.TempDir(), "--out", out})
-	if err := cmd.Execute(); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep bench.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Results) != 9 { // 2 workloads × 2 conns × 2 targets + fsync
-		t.Fatalf("%d results, want 9: %+v", len(rep.Results), rep.Results)
-	}
-	for _, r := range rep.Results {
-		if r.Skipped || r.Requests <= 0 || r.Errors != 0 {
-			t.Errorf("%s on %s (conns %d): %+v", r.Workload, r.Target, r.Conns, r)
-		}
+	for _, client := range []string{"raw", "kgo"} {
+		t.Run(client, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "bench.json")
+			cmd := benchCommand()
+			cmd.SetArgs([]string{"--muster-addr", m.Addr(), "--kfake-addr", kf.ListenAddrs()[0], "--workloads", "apiversions,commit-1,fsync",
+				"--conns", "1,2", "--duration", "100ms", "--dir", t.TempDir(), "--out", out, "--client", client})
+			if err := cmd.Execute(); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep bench.Report
+			if err := json.Unmarshal(b, &rep); err != nil {
+				t.Fatal(err)
+			}
+			if rep.Options.Client != client {
+				t.Errorf("report says client %q, want %q", rep.Options.Client, client)
+			}
+			if len(rep.Results) != 9 { // 2 workloads × 2 conns × 2 targets + fsync
+				t.Fatalf("%d results, want 9: %+v", len(rep.Results), rep.Results)
+			}
+			for _, r := range rep.Results {
+				if r.Skipped || r.Requests <= 0 || r.Errors != 0 {
+					t.Errorf("%s on %s (conns %d): %+v", r.Workload, r.Target, r.Conns, r)
+				}
+			}
+		})
 	}
 }
 

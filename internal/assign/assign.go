@@ -60,18 +60,13 @@ type GroupSpec struct {
 	Members []MemberSpec // any order; assignors sort internally for determinism
 }
 
-// Assignment maps member id -> topic id -> sorted partitions. Every member of
-// the GroupSpec has an entry (possibly an empty map); topics with no partition
-// for a member are absent from its map.
-type Assignment map[string]map[TopicID][]int32
-
 // Assignor computes a target assignment.
 type Assignor interface {
 	Name() string // "uniform" or "range"
 	// Assign returns the new target assignment. It returns an error for
 	// malformed input (nil spec or metadata, empty or duplicate member ids,
 	// partition counts below -1); it never panics on such input.
-	Assign(spec *GroupSpec, topics TopicMetadata) (Assignment, error)
+	Assign(spec *GroupSpec, topics TopicMetadata) (*Assignment, error)
 }
 
 // Names of the built-in assignors, as used in group.consumer.assignors and in
@@ -111,11 +106,12 @@ type uniformAssignor struct{}
 
 func (uniformAssignor) Name() string { return UniformName }
 
-func (uniformAssignor) Assign(spec *GroupSpec, topics TopicMetadata) (Assignment, error) {
-	b, err := newBuilder(spec, topics, compareByMemberID)
+func (uniformAssignor) Assign(spec *GroupSpec, topics TopicMetadata) (*Assignment, error) {
+	b, err := newBuilder(spec, topics, nil)
 	if err != nil {
 		return nil, err
 	}
+	defer b.release()
 	if b.total > 0 {
 		if b.homogeneous {
 			err = b.uniformHomogeneous()
@@ -133,11 +129,12 @@ type rangeAssignor struct{}
 
 func (rangeAssignor) Name() string { return RangeName }
 
-func (rangeAssignor) Assign(spec *GroupSpec, topics TopicMetadata) (Assignment, error) {
+func (rangeAssignor) Assign(spec *GroupSpec, topics TopicMetadata) (*Assignment, error) {
 	b, err := newBuilder(spec, topics, compareStaticFirst)
 	if err != nil {
 		return nil, err
 	}
+	defer b.release()
 	if b.total > 0 {
 		if err := b.rangeAssign(); err != nil {
 			return nil, err

@@ -96,7 +96,7 @@ func BenchmarkServerSideAssignorIncremental(b *testing.B) {
 						spec, md := benchGroup(members, topics, 50, sub == "heterogeneous", racks)
 						joiner := spec.Members[members-1]
 						spec.Members = spec.Members[:members-1]
-						first, err := a.Assign(spec, md)
+						first, err := assignMap(a, spec, md)
 						if err != nil {
 							b.Fatal(err)
 						}
@@ -121,5 +121,32 @@ func BenchmarkAssignLinear(b *testing.B) {
 				runAssign(b, a, spec, md)
 			})
 		}
+	}
+}
+
+// BenchmarkAssignGoal runs issue 7's two goal points (uniform, no racks):
+// "flat" is Assign alone (the flat Assignment), "maps" adds Map(), which is
+// the nested-map output Assign returned before session 2.
+func BenchmarkAssignGoal(b *testing.B) {
+	for _, g := range []struct {
+		name            string
+		members, topics int
+		heterogeneous   bool
+	}{
+		{"homogeneous/members=10000/topics=10/partitions=500000", 10000, 10, false},
+		{"heterogeneous/members=1000/topics=1000/partitions=50000", 1000, 1000, true},
+	} {
+		spec, md := benchGroup(g.members, g.topics, 50, g.heterogeneous, false)
+		b.Run(g.name+"/flat", func(b *testing.B) { runAssign(b, Uniform(), spec, md) })
+		b.Run(g.name+"/maps", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				out, err := Uniform().Assign(spec, md)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = out.Map()
+			}
+		})
 	}
 }

@@ -1,7 +1,9 @@
 package assign
 
 import (
+	"cmp"
 	"slices"
+	"sync"
 )
 
 // topicInfo is one subscribed topic with a known partition count.
@@ -33,9 +35,20 @@ type builder struct {
 	left      []int32
 	rackQueue [][]int32
 	rackCur   []int
-	buckets   [][]int32
+	matchPos  []int32
+	order     []int32
 }
 
+// grow returns (*buf)[:n], reallocating *buf when its capacity is short.
+func grow(buf *[]int32, n int) []int32 {
+	if cap(*buf) < n {
+		*buf = make([]int32, n, n+n/4)
+	}
+	return (*buf)[:n]
+}
+
+// newBuilder validates spec and prepares the shared state; members are sorted
+// by order, or by member id when order is nil.
 func newBuilder(spec *GroupSpec, md TopicMetadata, order func(a, b *MemberSpec) int) (*builder, error) {
 	if spec == nil {
 		return nil, errorf("nil group spec")
@@ -50,7 +63,11 @@ func newBuilder(spec *GroupSpec, md TopicMetadata, order func(a, b *MemberSpec) 
 		}
 		b.members[i] = &spec.Members[i]
 	}
-	slices.SortFunc(b.members, order)
+	if order == nil {
+		sortByMemberID(b.members)
+	} else {
+		slices.SortFunc(b.members, order)
+	}
 	for i := 1; i < len(b.members); i++ {
 		if b.members[i].MemberID == b.members[i-1].MemberID {
 			return nil, errorf("duplicate member id %q", b.members[i].MemberID)
@@ -67,8 +84,8 @@ func newBuilder(spec *GroupSpec, md TopicMetadata, order func(a, b *MemberSpec) 
 		n int
 	}
 	seen := map[sliceKey]bool{}
-	for _, m := range b.members {
-		if len(m.Subscribed) == 0 {
+	for i, m := range b.members {
+		if len(m.Subscribed) == 0 || i > 0 && sameTopics(m.Subscribed, b.members[i-1].Subscribed) {
 			continue
 		}
 		key := sliceKey{&m.Subscribed[0], len(m.Subscribed)}
@@ -110,6 +127,10 @@ func newBuilder(spec *GroupSpec, md TopicMetadata, order func(a, b *MemberSpec) 
 	// resolved once: coordinators typically share identical subscriptions.
 	resolved := map[sliceKey][]int32{}
 	for m, ms := range b.members {
+		if m > 0 && sameTopics(ms.Subscribed, b.members[m-1].Subscribed) {
+			b.subs[m] = b.subs[m-1] // homogeneity unchanged
+			continue
+		}
 		var key sliceKey
 		if len(ms.Subscribed) > 0 {
 			key = sliceKey{&ms.Subscribed[0], len(ms.Subscribed)}
@@ -138,7 +159,21 @@ func newBuilder(spec *GroupSpec, md TopicMetadata, order func(a, b *MemberSpec) 
 		}
 	}
 	if !b.homogeneous {
+		// Counted first, then filled into one flat array.
+		off := make([]int32, len(b.topics)+1)
+		for _, s := range b.subs {
+			for _, t := range s {
+				off[t+1]++
+			}
+		}
+		for t := range b.topics {
+			off[t+1] += off[t]
+		}
+		flat := make([]int32, off[len(b.topics)])
 		b.subscribers = make([][]int32, len(b.topics))
+		for t := range b.subscribers {
+			b.subscribers[t] = flat[off[t]:off[t]:off[t+1]]
+		}
 		for m, s := range b.subs {
 			for _, t := range s {
 				b.subscribers[t] = append(b.subscribers[t], int32(m))
@@ -146,30 +181,55 @@ func newBuilder(spec *GroupSpec, md TopicMetadata, order func(a, b *MemberSpec) 
 		}
 	}
 
-	b.owner = make([]int32, b.total)
-	for i := range b.owner {
-		b.owner[i] = -1
-	}
+	b.owner = getOwner(b.total)
 	b.racks.load(b, md)
 	return b, nil
 }
 
-// subscribed reports whether member m subscribes to topic t.
-func (b *builder) subscribed(m int, t int32) bool {
-	_, ok := slices.BinarySearch(b.subs[m], t)
-	return ok
+// ownerPool recycles owner arrays between assignments: they are scratch
+// (never part of an Assignment) and the largest allocation of an assignment.
+var ownerPool sync.Pool // of *[]int32
+
+// getOwner returns an owner array of n entries, all -1 (unassigned).
+func getOwner(n int) []int32 {
+	var o []int32
+	if p, ok := ownerPool.Get().(*[]int32); ok && cap(*p) >= n {
+		o = (*p)[:n]
+	} else {
+		o = make([]int32, n)
+	}
+	for i := range o {
+		o[i] = -1
+	}
+	return o
 }
 
-// currentTopics returns the indices of the known topics in member m's current
-// assignment, sorted, in buf.
-func (b *builder) currentTopics(m int, buf []int32) []int32 {
+// release returns the builder's scratch to its pools; b must not be used
+// afterwards.
+func (b *builder) release() {
+	if b.owner != nil {
+		o := b.owner
+		b.owner = nil
+		ownerPool.Put(&o)
+	}
+}
+
+// curTopic is one known topic of a member's current assignment.
+type curTopic struct {
+	t  int32   // topic index
+	ps []int32 // the member's current partitions of it, as given
+}
+
+// currentTopics returns the known topics of member m's current assignment,
+// by topic index, in buf.
+func (b *builder) currentTopics(m int, buf []curTopic) []curTopic {
 	buf = buf[:0]
-	for id := range b.members[m].Current {
+	for id, ps := range b.members[m].Current {
 		if t, ok := b.topicIdx[id]; ok {
-			buf = append(buf, t)
+			buf = append(buf, curTopic{t, ps})
 		}
 	}
-	slices.Sort(buf)
+	slices.SortFunc(buf, func(x, y curTopic) int { return cmp.Compare(x.t, y.t) })
 	return buf
 }
 
@@ -258,27 +318,38 @@ func (b *builder) fillRackAware(left []int32, cands []int32, rem []int32, byMatc
 	if !any {
 		return left
 	}
-	order := left
+	var order []int32
 	if byMatchCount {
-		// Counting sort by number of matching racks; 0-match partitions are
-		// not candidates here.
-		if b.buckets == nil {
-			b.buckets = make([][]int32, len(r.names)+1)
+		// Counting sort by number of matching racks (stable); 0-match
+		// partitions are not candidates here and stay in left, in order.
+		nc := len(r.names) + 1
+		if cap(b.matchPos) < nc+1 {
+			b.matchPos = make([]int32, nc+1)
 		}
-		for i := range b.buckets {
-			b.buckets[i] = b.buckets[i][:0]
-		}
+		pos := b.matchPos[:nc+1]
+		clear(pos)
 		for _, gp := range left {
-			c := r.count(gp)
-			b.buckets[c] = append(b.buckets[c], gp)
+			pos[r.count(gp)+1]++
 		}
-		order = order[:0:0]
-		for c := 1; c < len(b.buckets); c++ {
-			order = append(order, b.buckets[c]...)
+		pos[1] = 0 // order holds matching partitions only
+		for c := 2; c <= nc; c++ {
+			pos[c] += pos[c-1]
 		}
-		left = append(left[:0], b.buckets[0]...)
+		order = grow(&b.order, int(pos[nc]))
+		k := 0
+		for _, gp := range left {
+			if c := r.count(gp); c == 0 {
+				left[k] = gp
+				k++
+			} else {
+				order[pos[c]] = gp
+				pos[c]++
+			}
+		}
+		left = left[:k]
 	} else {
-		order = slices.Clone(left)
+		order = append(grow(&b.order, 0), left...)
+		b.order = order
 		left = left[:0]
 	}
 	for _, gp := range order {
@@ -301,6 +372,18 @@ func (b *builder) fillRackAware(left []int32, cands []int32, rem []int32, byMatc
 		}
 	}
 	return left
+}
+
+// sameTopics reports whether a and b list the same topics in the same order
+// (a shortcut for members sharing or repeating one subscription).
+func sameTopics(a, b []TopicID) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 || &a[0] == &b[0] {
+		return true
+	}
+	return slices.Equal(a, b)
 }
 
 // sameInts is slices.Equal with a shortcut for the same backing array.

@@ -13,9 +13,9 @@ import (
 
 type tp = map[TopicID][]int32
 
-func assertAssignment(t *testing.T, a Assignor, spec *GroupSpec, md *meta, want Assignment) {
+func assertAssignment(t *testing.T, a Assignor, spec *GroupSpec, md *meta, want AssignmentMap) {
 	t.Helper()
-	got, err := a.Assign(spec, md)
+	got, err := assignMap(a, spec, md)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestKafkaRangeCoPartitioned(t *testing.T) {
 		{MemberID: "M1", Subscribed: []TopicID{tid(0), tid(1)}},
 		{MemberID: "M0", Subscribed: []TopicID{tid(1), tid(0)}},
 	}}
-	assertAssignment(t, Range(), spec, md, Assignment{
+	assertAssignment(t, Range(), spec, md, AssignmentMap{
 		"M0": tp{tid(0): {0, 1}, tid(1): {0, 1}},
 		"M1": tp{tid(0): {2}, tid(1): {2}},
 	})
@@ -48,7 +48,7 @@ func TestKafkaRangeStaticMembersFirst(t *testing.T) {
 		{MemberID: "M2", InstanceID: "I1", Subscribed: []TopicID{tid(0)}},
 		{MemberID: "M3", InstanceID: "I0", Subscribed: []TopicID{tid(0)}},
 	}}
-	assertAssignment(t, Range(), spec, md, Assignment{
+	assertAssignment(t, Range(), spec, md, AssignmentMap{
 		"M3": tp{tid(0): {0, 1}},
 		"M2": tp{tid(0): {2, 3}},
 		"A":  tp{tid(0): {4}},
@@ -63,7 +63,7 @@ func TestKafkaRangeHeterogeneous(t *testing.T) {
 		{MemberID: "B", Subscribed: []TopicID{tid(2)}},
 		{MemberID: "C", Subscribed: []TopicID{tid(1), tid(2)}},
 	}}
-	assertAssignment(t, Range(), spec, md, Assignment{
+	assertAssignment(t, Range(), spec, md, AssignmentMap{
 		"A": tp{tid(0): {0, 1, 2}, tid(1): {0, 1}},
 		"B": tp{tid(2): {0}},
 		"C": tp{tid(1): {2}, tid(2): {1}},
@@ -81,7 +81,7 @@ func TestKafkaRangeStickyMemberAdded(t *testing.T) {
 		{MemberID: "B", Subscribed: subs, Current: tp{tid(0): {2}, tid(1): {2}}},
 		{MemberID: "C", Subscribed: subs},
 	}}
-	assertAssignment(t, Range(), spec, md, Assignment{
+	assertAssignment(t, Range(), spec, md, AssignmentMap{
 		"A": tp{tid(0): {0}, tid(1): {0}},
 		"B": tp{tid(0): {2}, tid(1): {2}},
 		"C": tp{tid(0): {1}, tid(1): {1}},
@@ -98,7 +98,7 @@ func TestKafkaUniformHomogeneousFirstAssignment(t *testing.T) {
 		{MemberID: "A", Subscribed: subs},
 		{MemberID: "B", Subscribed: subs},
 	}}
-	assertAssignment(t, Uniform(), spec, md, Assignment{
+	assertAssignment(t, Uniform(), spec, md, AssignmentMap{
 		"A": tp{tid(0): {0, 1, 2}},
 		"B": tp{tid(0): {3}, tid(1): {0}},
 		"C": tp{tid(1): {1, 2}},
@@ -113,7 +113,7 @@ func TestKafkaUniformHomogeneousMemberRemoved(t *testing.T) {
 		{MemberID: "A", Subscribed: subs, Current: tp{tid(0): {0, 1}}},
 		{MemberID: "B", Subscribed: subs, Current: tp{tid(0): {2}, tid(1): {0}}},
 	}}
-	assertAssignment(t, Uniform(), spec, md, Assignment{
+	assertAssignment(t, Uniform(), spec, md, AssignmentMap{
 		"A": tp{tid(0): {0, 1}, tid(1): {1}},
 		"B": tp{tid(0): {2}, tid(1): {0, 2}},
 	})
@@ -127,7 +127,7 @@ func TestKafkaUniformHomogeneousOverQuotaRevoked(t *testing.T) {
 		{MemberID: "A", Subscribed: subs, Current: tp{tid(0): {0, 1, 2, 3}}},
 		{MemberID: "B", Subscribed: subs},
 	}}
-	assertAssignment(t, Uniform(), spec, md, Assignment{
+	assertAssignment(t, Uniform(), spec, md, AssignmentMap{
 		"A": tp{tid(0): {0, 1}},
 		"B": tp{tid(0): {2, 3}},
 	})
@@ -142,7 +142,7 @@ func TestKafkaUniformHeterogeneousFirstAssignment(t *testing.T) {
 		{MemberID: "A", Subscribed: []TopicID{tid(0), tid(1)}},
 		{MemberID: "B", Subscribed: []TopicID{tid(1)}},
 	}}
-	assertAssignment(t, Uniform(), spec, md, Assignment{
+	assertAssignment(t, Uniform(), spec, md, AssignmentMap{
 		"A": tp{tid(0): {0, 1}, tid(1): {3}},
 		"B": tp{tid(1): {0, 1, 2}},
 	})
@@ -156,7 +156,7 @@ func TestKafkaUniformHeterogeneousBalancing(t *testing.T) {
 		{MemberID: "A", Subscribed: []TopicID{tid(0), tid(1)}, Current: tp{tid(1): {0, 1, 2, 3, 4, 5}}},
 		{MemberID: "B", Subscribed: []TopicID{tid(1)}},
 	}}
-	got, err := Uniform().Assign(spec, md)
+	got, err := assignMap(Uniform(), spec, md)
 	if err != nil {
 		t.Fatal(err)
 	}

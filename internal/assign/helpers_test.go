@@ -7,6 +7,18 @@ import (
 	"testing"
 )
 
+// assignMap runs a and returns its result as nested maps (nil on error).
+func assignMap(a Assignor, spec *GroupSpec, md TopicMetadata) (AssignmentMap, error) {
+	out, err := a.Assign(spec, md)
+	if err != nil {
+		if out != nil {
+			return nil, fmt.Errorf("%w (and a non-nil result)", err)
+		}
+		return nil, err
+	}
+	return out.Map(), nil
+}
+
 // meta is an in-memory TopicMetadata.
 type meta struct {
 	n     map[TopicID]int32
@@ -45,7 +57,7 @@ func topicsMeta(counts ...int32) *meta {
 
 // check verifies the invariants every assignment must satisfy and returns
 // the owner of every partition.
-func check(t *testing.T, spec *GroupSpec, md *meta, a Assignment) map[TopicID][]string {
+func check(t *testing.T, spec *GroupSpec, md *meta, a AssignmentMap) map[TopicID][]string {
 	t.Helper()
 	owners := map[TopicID][]string{}
 	subscribed := map[TopicID]bool{}
@@ -102,7 +114,7 @@ func check(t *testing.T, spec *GroupSpec, md *meta, a Assignment) map[TopicID][]
 	return owners
 }
 
-func counts(a Assignment) map[string]int {
+func counts(a AssignmentMap) map[string]int {
 	c := map[string]int{}
 	for m, tps := range a {
 		c[m] = 0
@@ -113,7 +125,7 @@ func counts(a Assignment) map[string]int {
 	return c
 }
 
-func spread(a Assignment) (lo, hi int) {
+func spread(a AssignmentMap) (lo, hi int) {
 	first := true
 	for _, c := range counts(a) {
 		if first {
@@ -125,7 +137,7 @@ func spread(a Assignment) (lo, hi int) {
 }
 
 // withCurrent returns a copy of spec whose members' Current is a.
-func withCurrent(spec *GroupSpec, a Assignment) *GroupSpec {
+func withCurrent(spec *GroupSpec, a AssignmentMap) *GroupSpec {
 	out := &GroupSpec{Members: slices.Clone(spec.Members)}
 	for i := range out.Members {
 		out.Members[i].Current = a[out.Members[i].MemberID]
@@ -135,7 +147,7 @@ func withCurrent(spec *GroupSpec, a Assignment) *GroupSpec {
 
 // moved counts partitions whose owner changed between two assignments,
 // counting only partitions owned in both.
-func moved(before, after Assignment) int {
+func moved(before, after AssignmentMap) int {
 	own := map[TopicID]map[int32]string{}
 	for m, tps := range before {
 		for id, ps := range tps {

@@ -28,7 +28,7 @@ func TestPropertiesRandomGroups(t *testing.T) {
 					}
 				}
 			}
-			out, err := a.Assign(spec, md)
+			out, err := assignMap(a, spec, md)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -38,7 +38,7 @@ func TestPropertiesRandomGroups(t *testing.T) {
 			r.Shuffle(len(shuffled.Members), func(x, y int) {
 				shuffled.Members[x], shuffled.Members[y] = shuffled.Members[y], shuffled.Members[x]
 			})
-			out2, err := a.Assign(shuffled, md)
+			out2, err := assignMap(a, shuffled, md)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -46,7 +46,7 @@ func TestPropertiesRandomGroups(t *testing.T) {
 				t.Fatalf("%s: member order changed the result:\n%v\n%v", a.Name(), out, out2)
 			}
 
-			again, err := a.Assign(withCurrent(spec, out), md)
+			again, err := assignMap(a, withCurrent(spec, out), md)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,7 +68,7 @@ func TestUniformHomogeneousBalancedAndSticky(t *testing.T) {
 		}
 		md := topicsMeta(cs...)
 		spec := homogeneousSpec(1+r.IntN(15), nt)
-		out, err := Uniform().Assign(spec, md)
+		out, err := assignMap(Uniform(), spec, md)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +80,7 @@ func TestUniformHomogeneousBalancedAndSticky(t *testing.T) {
 		// Add one member: only the partitions the new member gets move.
 		grown := withCurrent(spec, out)
 		grown.Members = append(grown.Members, MemberSpec{MemberID: "new", Subscribed: spec.Members[0].Subscribed})
-		out2, err := Uniform().Assign(grown, md)
+		out2, err := assignMap(Uniform(), grown, md)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func TestUniformHomogeneousBalancedAndSticky(t *testing.T) {
 				shrunk.Members = append(shrunk.Members, ms)
 			}
 		}
-		out3, err := Uniform().Assign(shrunk, md)
+		out3, err := assignMap(Uniform(), shrunk, md)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +125,7 @@ func TestUniformHeterogeneousBalanced(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 17))
 	for range 400 {
 		spec, md := randomSpec(r, true)
-		out, err := Uniform().Assign(spec, md)
+		out, err := assignMap(Uniform(), spec, md)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +157,7 @@ func TestRangeBalancedPerTopic(t *testing.T) {
 	r := rand.New(rand.NewPCG(19, 23))
 	for range 300 {
 		spec, md := randomSpec(r, r.IntN(2) == 0)
-		out, err := Range().Assign(spec, md)
+		out, err := assignMap(Range(), spec, md)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,13 +197,13 @@ func TestHeterogeneousJoinMovesLittle(t *testing.T) {
 		}
 		spec.Members = append(spec.Members, MemberSpec{MemberID: string(rune('a' + i)), Subscribed: subs})
 	}
-	out, err := Uniform().Assign(spec, md)
+	out, err := assignMap(Uniform(), spec, md)
 	if err != nil {
 		t.Fatal(err)
 	}
 	grown := withCurrent(spec, out)
 	grown.Members = append(grown.Members, MemberSpec{MemberID: "z", Subscribed: []TopicID{tid(0), tid(1)}})
-	out2, err := Uniform().Assign(grown, md)
+	out2, err := assignMap(Uniform(), grown, md)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,24 +219,24 @@ func TestHeterogeneousJoinMovesLittle(t *testing.T) {
 func TestErrorsAndEdgeCases(t *testing.T) {
 	md := topicsMeta(4)
 	for _, a := range assignors {
-		if _, err := a.Assign(nil, md); err == nil {
+		if _, err := assignMap(a, nil, md); err == nil {
 			t.Error("nil spec accepted")
 		}
-		if _, err := a.Assign(&GroupSpec{}, nil); err == nil {
+		if _, err := assignMap(a, &GroupSpec{}, nil); err == nil {
 			t.Error("nil metadata accepted")
 		}
 		dup := &GroupSpec{Members: []MemberSpec{{MemberID: "a"}, {MemberID: "a"}}}
-		if _, err := a.Assign(dup, md); err == nil {
+		if _, err := assignMap(a, dup, md); err == nil {
 			t.Error("duplicate member id accepted")
 		}
-		if _, err := a.Assign(&GroupSpec{Members: []MemberSpec{{}}}, md); err == nil {
+		if _, err := assignMap(a, &GroupSpec{Members: []MemberSpec{{}}}, md); err == nil {
 			t.Error("empty member id accepted")
 		}
 		bad := &meta{n: map[TopicID]int32{tid(0): -5}}
-		if _, err := a.Assign(&GroupSpec{Members: []MemberSpec{{MemberID: "a", Subscribed: []TopicID{tid(0)}}}}, bad); err == nil {
+		if _, err := assignMap(a, &GroupSpec{Members: []MemberSpec{{MemberID: "a", Subscribed: []TopicID{tid(0)}}}}, bad); err == nil {
 			t.Error("negative partition count accepted")
 		}
-		out, err := a.Assign(&GroupSpec{}, md)
+		out, err := assignMap(a, &GroupSpec{}, md)
 		if err != nil || len(out) != 0 {
 			t.Errorf("empty group: %v %v", out, err)
 		}
@@ -246,7 +246,7 @@ func TestErrorsAndEdgeCases(t *testing.T) {
 			{MemberID: "a", Subscribed: []TopicID{tid(0), tid(9)}, Current: map[TopicID][]int32{tid(0): {7, 1, 1}, tid(9): {0}}},
 			{MemberID: "b", Subscribed: []TopicID{tid(9)}},
 		}}
-		out, err = a.Assign(spec, md)
+		out, err = assignMap(a, spec, md)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package assign
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -31,7 +32,7 @@ func rackSpec(members, topics int, parts int32, rf int) (*GroupSpec, *meta) {
 	return spec, md
 }
 
-func rackMisses(spec *GroupSpec, md *meta, a Assignment) int {
+func rackMisses(spec *GroupSpec, md *meta, a AssignmentMap) int {
 	miss := 0
 	for _, ms := range spec.Members {
 		for id, ps := range a[ms.MemberID] {
@@ -50,7 +51,7 @@ func TestRackAwareUniformAndRange(t *testing.T) {
 		for _, a := range assignors {
 			t.Run(fmt.Sprintf("%s/rf=%d", a.Name(), rf), func(t *testing.T) {
 				spec, md := rackSpec(6, 2, 12, rf)
-				out, err := a.Assign(spec, md)
+				out, err := assignMap(a, spec, md)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -67,12 +68,12 @@ func TestRackAwareUniformAndRange(t *testing.T) {
 				for i := range blind.Members {
 					blind.Members[i].RackID = ""
 				}
-				out2, _ := a.Assign(blind, md)
+				out2, _ := assignMap(a, blind, md)
 				if rf == 1 && rackMisses(spec, md, out2) == 0 {
 					t.Fatal("test is not discriminating: rack-blind assignment is already on-rack")
 				}
 				// Stable when re-run from its own result.
-				again, err := a.Assign(withCurrent(spec, out), md)
+				again, err := assignMap(a, withCurrent(spec, out), md)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -96,7 +97,7 @@ func TestRackAwareKeepsBalanceOverLocality(t *testing.T) {
 	// Every partition on the same single rack: rack info cannot help
 	// distinguish partitions, only one member can be local.
 	for _, a := range assignors {
-		out, err := a.Assign(spec, md)
+		out, err := assignMap(a, spec, md)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +119,7 @@ func TestRackAwareHeterogeneousUniform(t *testing.T) {
 		}
 		spec.Members = append(spec.Members, MemberSpec{MemberID: fmt.Sprintf("m%d", i), RackID: rackNames[i%3], Subscribed: subs})
 	}
-	out, err := Uniform().Assign(spec, md)
+	out, err := assignMap(Uniform(), spec, md)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestRackAwareHeterogeneousUniform(t *testing.T) {
 	for i := range blind.Members {
 		blind.Members[i].RackID = ""
 	}
-	out2, _ := Uniform().Assign(blind, md)
+	out2, _ := assignMap(Uniform(), blind, md)
 	if m, m2 := rackMisses(spec, md, out), rackMisses(spec, md, out2); m >= m2 {
 		t.Fatalf("rack-aware misses %d, rack-blind %d", m, m2)
 	}
@@ -145,7 +146,7 @@ func TestRangeCoPartitioningWinsOverRacks(t *testing.T) {
 	for i := range spec.Members {
 		spec.Members[i].RackID = rackNames[i]
 	}
-	out, err := Range().Assign(spec, md)
+	out, err := assignMap(Range(), spec, md)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,5 +155,40 @@ func TestRangeCoPartitioningWinsOverRacks(t *testing.T) {
 		if !slices.Equal(out[ms.MemberID][tid(0)], out[ms.MemberID][tid(1)]) {
 			t.Fatalf("co-partitioning lost: %v", out)
 		}
+	}
+}
+
+// TestRackListsReusedByMetadata: resolved replica rack lists are cached by
+// content; metadata that rewrites one buffer for every partition must give
+// the same assignments as metadata returning fresh slices.
+func TestRackListsReusedByMetadata(t *testing.T) {
+	n := 0
+	for _, g := range digestGroups() {
+		if g.md.racks == nil {
+			continue
+		}
+		for _, a := range assignors {
+			want, err := assignMap(a, g.spec, g.md)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fresh := g.md.racks
+			var buf []string
+			reused := &meta{n: g.md.n, racks: func(id TopicID, p int32) []string {
+				buf = append(buf[:0], fresh(id, p)...)
+				return buf
+			}}
+			got, err := assignMap(a, g.spec, reused)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s %s: reused rack buffer changed the assignment", a.Name(), g.name)
+			}
+			n++
+		}
+	}
+	if n < 100 {
+		t.Fatalf("only %d rack-aware cases", n)
 	}
 }

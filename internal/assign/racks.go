@@ -1,5 +1,10 @@
 package assign
 
+import (
+	"slices"
+	"unsafe"
+)
+
 // rackInfo holds the racks relevant to rack-aware assignment: the racks of
 // the members, interned as small integers, and for every partition the
 // interned member racks on which it has a replica (racks without a member are
@@ -65,12 +70,51 @@ func (r *rackInfo) load(b *builder, md TopicMetadata) {
 	}
 	r.off = make([]int32, b.total+1)
 	r.ids = make([]int16, 0, b.total)
+	// Metadata usually repeats a few replica rack lists; the last few lists
+	// seen (compared by content) and their resolved ids are cached.
+	type cached struct {
+		names []string
+		ids   []int16
+	}
+	var cache [4]cached
+	next := 0
 	for _, t := range b.topics {
+		if t.off > 0 && cap(r.ids) == b.total {
+			// Size ids once from the first topic's racks per partition,
+			// instead of growing it step by step.
+			r.ids = slices.Grow(r.ids, int(int64(len(r.ids))*int64(b.total)/int64(t.off))+64-len(r.ids))
+		}
+	partitions:
 		for p := int32(0); p < t.n; p++ {
 			gp := t.off + p
 			r.off[gp] = int32(len(r.ids))
 			start := len(r.ids)
-			for _, name := range md.PartitionRacks(t.id, p) {
+			names := md.PartitionRacks(t.id, p)
+			// Same strings (same bytes in memory) first, then equal ones.
+			hit := -1
+			for i := range cache {
+				if cache[i].names != nil && sameStrings(cache[i].names, names) {
+					hit = i
+					break
+				}
+			}
+			if hit < 0 {
+				for i := range cache {
+					if cache[i].names != nil && slices.Equal(cache[i].names, names) {
+						hit = i
+						break
+					}
+				}
+			}
+			if hit >= 0 {
+				ids := cache[hit].ids
+				r.ids = append(r.ids, ids...)
+				if n := len(ids); n > 0 && n < len(r.names) {
+					r.aware = true
+				}
+				continue partitions
+			}
+			for _, name := range names {
 				id := r.lookup(name)
 				if id < 0 {
 					continue
@@ -89,12 +133,30 @@ func (r *rackInfo) load(b *builder, md TopicMetadata) {
 			if c := len(r.ids) - start; c > 0 && c < len(r.names) {
 				r.aware = true
 			}
+			if names != nil {
+				cache[next] = cached{slices.Clone(names), slices.Clone(r.ids[start:])} // copies: md may reuse its slices
+				next = (next + 1) % len(cache)
+			}
 		}
 	}
 	r.off[b.total] = int32(len(r.ids))
 	if !r.aware {
 		r.off, r.ids = nil, nil
 	}
+}
+
+// sameStrings reports whether a and b hold the very same strings (same
+// length and data pointer each), a cheap sufficient test for equality.
+func sameStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if len(a[i]) != len(b[i]) || unsafe.StringData(a[i]) != unsafe.StringData(b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // of returns the member racks holding a replica of global partition gp.

@@ -34,6 +34,18 @@ func (b *builder) rangeAssign() error {
 	rem := make([]int32, nm)
 	cnt := make([]int32, nm)
 	hasExtra := make([]bool, nm)
+	// Members with a current assignment, and per topic how many of its
+	// subscribers have one: topics with none take the fast path below.
+	hasCur := make([]bool, nm)
+	curSubs := make([]int32, len(b.topics))
+	for m, ms := range b.members {
+		if len(ms.Current) > 0 {
+			hasCur[m] = true
+			for _, t := range b.subs[m] {
+				curSubs[t]++
+			}
+		}
+	}
 	var cur, unassigned []int32
 	for t := range b.topics {
 		ti := b.topics[t]
@@ -46,7 +58,30 @@ func (b *builder) rangeAssign() error {
 		}
 		minQ := ti.n / int32(len(subs))
 		extra := ti.n % int32(len(subs))
+		if curSubs[t] == 0 && !b.racks.aware {
+			// Nothing to keep and no rack preference: what the quota and
+			// fill steps below compute is contiguous ranges in member
+			// order, the first extra members one partition more. Only the
+			// members that receive partitions are visited.
+			gp := ti.off
+			for i, m := range subs {
+				q := minQ
+				if int32(i) < extra {
+					q++
+				}
+				if q == 0 {
+					break
+				}
+				for end := gp + q; gp < end; gp++ {
+					b.owner[gp] = m
+				}
+			}
+			continue
+		}
 		for _, m := range subs {
+			if !hasCur[m] {
+				continue // nothing to keep; cnt[m] is 0
+			}
 			cur = b.validCurrent(int(m), int32(t), cur)
 			keep := min(int32(len(cur)), minQ)
 			if int32(len(cur)) > minQ && extra > 0 {
@@ -88,7 +123,11 @@ func (b *builder) rangeAssign() error {
 // keep, ascending and de-duplicated, in buf.
 func (b *builder) validCurrent(m int, t int32, buf []int32) []int32 {
 	buf = buf[:0]
-	for _, p := range b.members[m].Current[b.topics[t].id] {
+	ps := b.members[m].Current[b.topics[t].id]
+	if len(ps) == 0 {
+		return buf
+	}
+	for _, p := range ps {
 		if b.claimable(m, t, p) {
 			buf = append(buf, p)
 		}

@@ -22,20 +22,23 @@ func (b *builder) uniformHeterogeneous() error {
 	nm := len(b.members)
 	load := make([]int32, nm)
 	b.racks.keepMismatched = true
-	var buf []int32
+	var buf []curTopic
 	for m := range b.members {
-		cur := b.members[m].Current
-		if len(cur) == 0 {
+		if len(b.members[m].Current) == 0 {
 			continue
 		}
 		buf = b.currentTopics(m, buf)
-		for _, t := range buf {
-			if !b.subscribed(m, t) {
-				continue
+		subs, si := b.subs[m], 0 // both sorted: merge instead of searching
+		for _, ct := range buf {
+			for si < len(subs) && subs[si] < ct.t {
+				si++
 			}
-			for _, p := range cur[b.topics[t].id] {
-				if b.claimable(m, t, p) {
-					b.owner[b.topics[t].off+p] = int32(m)
+			if si == len(subs) || subs[si] != ct.t {
+				continue // no longer subscribed
+			}
+			for _, p := range ct.ps {
+				if b.claimable(m, ct.t, p) {
+					b.owner[b.topics[ct.t].off+p] = int32(m)
 					load[m]++
 				}
 			}
@@ -44,7 +47,7 @@ func (b *builder) uniformHeterogeneous() error {
 
 	order := b.heterogeneousTopicOrder()
 	rem := make([]int32, nm)
-	var unassigned, sorted []int32
+	var unassigned, sorted, hist []int32
 	for _, t := range order {
 		ti := b.topics[t]
 		unassigned = unassigned[:0]
@@ -56,7 +59,7 @@ func (b *builder) uniformHeterogeneous() error {
 		if len(unassigned) == 0 {
 			continue
 		}
-		sorted = waterFill(b.subscribers[t], load, rem, int64(len(unassigned)), sorted)
+		sorted = waterFill(b.subscribers[t], load, rem, int64(len(unassigned)), sorted, &hist)
 		if err := b.fill(unassigned, sorted, rem, true); err != nil {
 			return err
 		}
@@ -90,9 +93,83 @@ func (b *builder) heterogeneousTopicOrder() []int32 {
 // waterFill decides how many of k new partitions each of subs receives so
 // that the least loaded get them first: it sets rem[m] to that number, adds
 // it to load[m], and returns the receiving members, least loaded first (ties
-// by member index), reusing buf.
-func waterFill(subs []int32, load, rem []int32, k int64, buf []int32) []int32 {
-	s := sortByLoad(subs, load, buf)
+// by member index), reusing buf. subs must be ascending member indices.
+//
+// The receivers are the members up to the water level: levelling the least
+// loaded up to the next load costs (next load - level) × (members below),
+// taken while k allows. Loads usually span a narrow range, so the level is
+// found on a histogram of the loads (hist is its reusable buffer) and only
+// the receivers are placed in order (counting sort, stable, so ties stay in
+// index order); loads spanning more than 4·len(subs) fall back to sorting.
+func waterFill(subs []int32, load, rem []int32, k int64, buf []int32, hist *[]int32) []int32 {
+	lo, hi := load[subs[0]], load[subs[0]]
+	for _, m := range subs[1:] {
+		lo, hi = min(lo, load[m]), max(hi, load[m])
+	}
+	if int64(hi)-int64(lo) > 4*int64(len(subs)) {
+		return giveOut(sortByLoad(subs, load, buf), load, rem, k)
+	}
+	width := int(hi-lo) + 1
+	if cap(*hist) < width+1 {
+		*hist = make([]int32, width+1)
+	}
+	h := (*hist)[:width+1]
+	clear(h)
+	for _, m := range subs {
+		h[load[m]-lo]++
+	}
+	// Level: walk the non-empty buckets from the lowest.
+	v := 0 // bucket of the current level
+	j := int64(h[0])
+	used := int64(0)
+	for w := 1; w < width; w++ {
+		if h[w] == 0 {
+			continue
+		}
+		need := int64(w-v) * j
+		if used+need > k {
+			break
+		}
+		used += need
+		v = w
+		j += int64(h[w])
+	}
+	// Receivers (load <= lo+v) in (load, index) order: bucket starts.
+	sum := int32(0)
+	for w := 0; w <= v; w++ {
+		c := h[w]
+		h[w] = sum
+		sum += c
+	}
+	s := buf[:0]
+	if cap(s) < int(sum) {
+		s = make([]int32, sum)
+	}
+	s = s[:sum]
+	top := lo + int32(v)
+	for _, m := range subs {
+		if l := load[m]; l <= top {
+			s[h[l-lo]] = m
+			h[l-lo]++
+		}
+	}
+	level := int64(top)
+	each := (k - used) / j
+	extra := (k - used) % j
+	for i, m := range s {
+		give := level - int64(load[m]) + each
+		if int64(i) < extra {
+			give++
+		}
+		rem[m] = int32(give)
+		load[m] += int32(give)
+	}
+	return s
+}
+
+// giveOut is waterFill's level computation and distribution over s, the
+// members sorted by (load, index).
+func giveOut(s []int32, load, rem []int32, k int64) []int32 {
 	level := int64(load[s[0]])
 	j := 1
 	used := int64(0)

@@ -17,28 +17,37 @@ func (b *builder) uniformHomogeneous() error {
 
 	cnt := make([]int32, nm)
 	lastGP := make([]int32, nm) // the last partition each member kept
-	var buf []int32
+	var buf []curTopic
+	own := b.owner
+	racks := b.racks.aware && !b.racks.keepMismatched
 	for m := range b.members {
-		cur := b.members[m].Current
-		if len(cur) == 0 || maxKeep == 0 {
+		if len(b.members[m].Current) == 0 || maxKeep == 0 {
 			continue
 		}
 		buf = b.currentTopics(m, buf)
+		c, last := int32(0), int32(0)
 	topics:
-		for _, t := range buf {
-			for _, p := range cur[b.topics[t].id] {
-				if cnt[m] == maxKeep {
+		for _, ct := range buf {
+			t := ct.t
+			ti := b.topics[t]
+			for _, p := range ct.ps {
+				if c == maxKeep {
 					break topics
 				}
-				if !b.claimable(m, t, p) {
+				// claimable, inlined for this hot loop.
+				if p < 0 || p >= ti.n || own[ti.off+p] >= 0 {
 					continue
 				}
-				gp := b.topics[t].off + p
-				b.owner[gp] = int32(m)
-				cnt[m]++
-				lastGP[m] = gp
+				gp := ti.off + p
+				if racks && !b.claimable(m, t, p) {
+					continue
+				}
+				own[gp] = int32(m)
+				c++
+				last = gp
 			}
 		}
+		cnt[m], lastGP[m] = c, last
 	}
 
 	// Quotas: extra slots to members already at minQ+1, then in member order.
@@ -68,6 +77,26 @@ func (b *builder) uniformHomogeneous() error {
 		rem[m] = q - cnt[m]
 	}
 
+	if !b.racks.aware {
+		// No rack preferences and hence no give-back hints: fill is a walk
+		// over the unassigned partitions in order, handing each to the first
+		// member with room. Done in place, without collecting them.
+		gp, own := 0, b.owner
+		for m, r := range rem {
+			for ; r > 0 && gp < len(own); gp++ {
+				if own[gp] < 0 {
+					own[gp] = int32(m)
+					r--
+				}
+			}
+		}
+		for ; gp < len(own); gp++ {
+			if own[gp] < 0 {
+				return errUnassigned
+			}
+		}
+		return nil
+	}
 	unassigned := make([]int32, 0, b.total-int(sum(cnt)))
 	for gp, o := range b.owner {
 		if o < 0 {

@@ -34,6 +34,29 @@ type Options struct {
 	ProduceBytes int64 `json:"produce_bytes"`
 	// FsyncDir is where the raw fsync rate is measured (the muster data dir's filesystem).
 	FsyncDir string `json:"fsync_dir"`
+	// StormMembers are the member counts of the scaled join storms (cg-join-storm and
+	// classic-join-storm) over a StormPartitions-partition topic; the KIP-848 storm multiplexes
+	// its members over at most StormConns connections, the classic one uses a connection per
+	// member. cg-join-storm also runs Conns members over 64 partitions (one connection each).
+	StormMembers    []int `json:"storm_members"`
+	StormPartitions int32 `json:"storm_partitions"`
+	StormConns      int   `json:"storm_conns"`
+	// ClassicHeartbeat is the heartbeat interval of classic-join-storm members that have their
+	// assignment (they learn of a new rebalance from a heartbeat).
+	ClassicHeartbeat time.Duration `json:"classic_heartbeat_ns"`
+	// HBGroups are the group counts cg-heartbeat spreads its members over; HBMembers is its
+	// member count (0 = one member per connection), multiplexed over the connections.
+	HBGroups  []int `json:"hb_groups"`
+	HBMembers int   `json:"hb_members"`
+	// LoadOffsets, LoadMembers and LoadGroups size shard-load: committed offsets (1000
+	// partitions per group, 50 per request), KIP-848 members (10 per group, each joined by one
+	// heartbeat) and empty groups (one member joins and leaves). 0 skips a step.
+	LoadOffsets int `json:"load_offsets"`
+	LoadMembers int `json:"load_members"`
+	LoadGroups  int `json:"load_groups"`
+	// Client is the load generator of the request workloads: ClientRaw (default) or ClientKgo.
+	// produce/consume always use franz-go clients.
+	Client string `json:"client"`
 	// Workloads to run (names from AllWorkloads); empty = all.
 	Workloads []string `json:"workloads"`
 	// Log receives progress lines (nil = none).
@@ -44,7 +67,9 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{Duration: 5 * time.Second, MaxRequests: 2_000_000, WarmTimeout: 30 * time.Second,
 		Conns: []int{1, 8, 64}, FetchConns: []int{1, 8}, CommitBatch: 50, FetchPartitions: 1000,
-		RecordBytes: 1024, ProduceBytes: 512 << 20, Workloads: AllWorkloads}
+		RecordBytes: 1024, ProduceBytes: 512 << 20, Client: ClientRaw, Workloads: AllWorkloads,
+		StormMembers: []int{100, 1000, 3000}, StormPartitions: 10000, StormConns: 64, ClassicHeartbeat: 100 * time.Millisecond,
+		HBGroups: []int{1}, LoadOffsets: 1_000_000, LoadMembers: 100_000, LoadGroups: 10_000}
 }
 
 func (o *Options) fill() {
@@ -73,6 +98,24 @@ func (o *Options) fill() {
 	if len(o.Workloads) == 0 {
 		o.Workloads = d.Workloads
 	}
+	if o.Client == "" {
+		o.Client = d.Client
+	}
+	if o.StormMembers == nil {
+		o.StormMembers = d.StormMembers
+	}
+	if o.StormPartitions <= 0 {
+		o.StormPartitions = d.StormPartitions
+	}
+	if o.StormConns <= 0 {
+		o.StormConns = d.StormConns
+	}
+	if o.ClassicHeartbeat <= 0 {
+		o.ClassicHeartbeat = d.ClassicHeartbeat
+	}
+	if len(o.HBGroups) == 0 {
+		o.HBGroups = d.HBGroups
+	}
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
@@ -89,6 +132,25 @@ func (o *Options) Validate() error {
 		if c < 1 || c > 4096 {
 			return fmt.Errorf("connection count %d out of range [1,4096]", c)
 		}
+	}
+	for _, n := range o.StormMembers {
+		if n < 1 || n > 20000 {
+			return fmt.Errorf("storm member count %d out of range [1,20000]", n)
+		}
+	}
+	for _, n := range o.HBGroups {
+		if n < 1 {
+			return fmt.Errorf("heartbeat group count %d < 1", n)
+		}
+	}
+	if o.LoadOffsets < 0 || o.LoadMembers < 0 || o.LoadGroups < 0 {
+		return fmt.Errorf("negative shard-load size")
+	}
+	if o.StormConns < 0 || o.StormConns > 4096 || o.HBMembers < 0 || o.StormPartitions < 0 {
+		return fmt.Errorf("storm/heartbeat sizes out of range")
+	}
+	if o.Client != "" && !slices.Contains(Clients, o.Client) {
+		return fmt.Errorf("unknown load generator %q (known: %v)", o.Client, Clients)
 	}
 	if o.MaxRequests < 0 || o.Duration < 0 || o.ProduceBytes < 0 {
 		return fmt.Errorf("negative bound")
@@ -128,7 +190,7 @@ func Run(ctx context.Context, o Options, targets []Target, now time.Time) (*Repo
 	want := func(w string) bool { return slices.Contains(o.Workloads, w) }
 	add := func(r Result) {
 		rep.Results = append(rep.Results, r)
-		fmt.Fprintf(o.Log, "  %-13s %-7s conns=%-3d %s\n", r.Workload, r.Target, r.Conns, brief(r))
+		fmt.Fprintf(o.Log, "  %-18s %-7s conns=%-4d %s%s\n", r.Workload, r.Target, r.Conns, sizeOf(r.Members, r.Groups, r.Partitions), brief(r))
 	}
 	each := func(fn func(t Target) Result) {
 		for _, t := range targets {
@@ -218,10 +280,15 @@ func Run(ctx context.Context, o Options, targets []Target, now time.Time) (*Repo
 			}
 		}
 	}
-	if want(WHeartbeat) || want(WJoinStorm) {
+	if want(WHeartbeat) || want(WJoinStorm) || want(WClassicStorm) {
 		for _, t := range targets {
 			if err := createTopic(ctx, t.Addr, "bench-cgh", 64); err != nil {
 				return nil, fmt.Errorf("%s: %w", t.Name, err)
+			}
+			if (want(WJoinStorm) || want(WClassicStorm)) && len(o.StormMembers) > 0 {
+				if err := createTopic(ctx, t.Addr, stormTopic, o.StormPartitions); err != nil {
+					return nil, fmt.Errorf("%s: %w", t.Name, err)
+				}
 			}
 		}
 		served := map[string]error{}
@@ -234,29 +301,75 @@ func Run(ctx context.Context, o Options, targets []Target, now time.Time) (*Repo
 			}
 			served[t.Name] = err
 		}
-		for _, w := range []string{WHeartbeat, WJoinStorm} {
-			if !want(w) {
-				continue
-			}
+		if want(WHeartbeat) {
 			for _, n := range o.Conns {
+				for _, g := range o.HBGroups {
+					members := max(n, o.HBMembers)
+					groups := min(g, members)
+					each(func(t Target) Result {
+						if err := served[t.Name]; err != nil {
+							return Result{Workload: WHeartbeat, Target: t.Name, Conns: n, Members: members, Groups: groups, Skipped: true, Note: err.Error()}
+						}
+						prefix := "bench-hb-" + run + "-" + strconv.Itoa(n) + "-" + strconv.Itoa(members) + "-" + strconv.Itoa(groups)
+						r := runSpec(ctx, &o, t, WHeartbeat, n, "heartbeats", func(cs []*conn) op {
+							return heartbeatOp(cs, prefix, "bench-cgh", members, groups)
+						})
+						r.Members, r.Groups = members, groups
+						if r.Note == "" {
+							r.Note = fmt.Sprintf("%d members in %d groups over %d connections heartbeating back to back (no interval); errors = fenced/rejoined", members, groups, n)
+						}
+						return r
+					})
+				}
+			}
+		}
+		if want(WJoinStorm) {
+			storm := func(members, partitions, conns int, topic string) {
 				each(func(t Target) Result {
 					if err := served[t.Name]; err != nil {
-						return Result{Workload: w, Target: t.Name, Conns: n, Skipped: true, Note: err.Error()}
+						return Result{Workload: WJoinStorm, Target: t.Name, Conns: conns, Members: members, Partitions: int32(partitions), Skipped: true, Note: err.Error()}
 					}
-					group := "bench-" + w + "-" + run + "-" + strconv.Itoa(n)
-					if w == WJoinStorm {
-						return joinStorm(ctx, &o, t, group, "bench-cgh", 64, n)
-					}
-					r := runSpec(ctx, &o, t, WHeartbeat, n, "heartbeats", func(cs []*conn) op {
-						return heartbeatOp(cs, group, "bench-cgh")
-					})
-					r.Note = "n members of one group heartbeating back to back (no interval); errors = fenced/rejoined"
-					return r
+					group := "bench-" + WJoinStorm + "-" + run + "-" + strconv.Itoa(members) + "-" + strconv.Itoa(partitions)
+					return joinStorm(ctx, &o, t, group, topic, int32(partitions), members, conns)
+				})
+			}
+			for _, n := range o.Conns {
+				storm(n, 64, n, "bench-cgh")
+			}
+			for _, n := range o.StormMembers {
+				storm(n, int(o.StormPartitions), min(n, o.StormConns), stormTopic)
+			}
+		}
+		if want(WClassicStorm) {
+			for _, n := range o.StormMembers {
+				each(func(t Target) Result {
+					group := "bench-" + WClassicStorm + "-" + run + "-" + strconv.Itoa(n)
+					return classicStorm(ctx, &o, t, group, stormTopic, o.StormPartitions, n)
 				})
 			}
 		}
 	}
+	// Last: it restarts muster.
+	if want(WShardLoad) {
+		for _, t := range targets {
+			if ctx.Err() != nil {
+				break
+			}
+			if err := createTopic(ctx, t.Addr, "bench-cgh", 64); err != nil {
+				return nil, fmt.Errorf("%s: %w", t.Name, err)
+			}
+			for _, r := range shardLoad(ctx, &o, t, run) {
+				add(r)
+			}
+		}
+	}
 	rep.Comparisons = compare(rep.Results)
+	if want(WClassicStorm) && len(o.StormMembers) > 0 {
+		rep.Notes = append(rep.Notes, "classic-join-storm: a muster started by `muster bench` runs with group.initial.rebalance.delay.ms=0 (Kafka's default is 3 s, extended while members keep joining; kfake has no such delay), so the storm times the coordinator's own work; --override group.initial.rebalance.delay.ms=3000 restores Kafka's default.")
+	}
+	if want(WShardLoad) {
+		rep.Notes = append(rep.Notes, "shard-load: the seeded members join with one heartbeat and never heartbeat again; a muster started by `muster bench` gets group.consumer.session.timeout.ms=3600000 (and the max) when shard-load runs, so they outlive the step. The after-step group gauges in each note show whether members expired (consumer groups turning Empty).")
+	}
 	rep.Notes = append(rep.Notes,
 		"kfake keeps all state in memory and never fsyncs; muster acknowledges commits only after fsync. Ratios to kfake compare a durable broker with an in-memory one.",
 		"Machine limit: ApiVersions round trips on the same server and connection count (no coordinator, no disk), and the raw append+fsync rate of the data dir's filesystem.")
@@ -267,9 +380,42 @@ func brief(r Result) string {
 	if r.Skipped {
 		return "skipped: " + r.Note
 	}
+	if r.Workload == WShardLoad {
+		return r.Step + ": " + shardLine(r)
+	}
 	s := fmt.Sprintf("%.0f req/s p50=%.3fms p99=%.3fms errors=%d", r.ReqPerSec, r.P50ms, r.P99ms, r.Errors)
 	if r.UnitName != "" {
 		s += fmt.Sprintf(" %.0f %s/s", r.UnitsPerSec, r.UnitName)
+	}
+	if r.ClientCPUus > 0 {
+		s += fmt.Sprintf(" generator-cpu=%.1fus/req", r.ClientCPUus)
+	}
+	if r.ServerCPUus > 0 {
+		s += fmt.Sprintf(" server-cpu=%.1fus/req", r.ServerCPUus)
+	}
+	if r.RecordsPerFsync > 0 {
+		s += fmt.Sprintf(" records/fsync=%.2f", r.RecordsPerFsync)
+	}
+	return s
+}
+
+// stormTopic is the topic the scaled join storms subscribe to (Options.StormPartitions).
+const stormTopic = "bench-storm"
+
+// sizeOf describes a group workload's size for the log and the table ("" when not sized).
+func sizeOf(members, groups int, partitions int32) string {
+	s := ""
+	if members > 0 {
+		s = strconv.Itoa(members) + " members"
+	}
+	if groups > 0 {
+		s += " in " + strconv.Itoa(groups) + " groups"
+	}
+	if partitions > 0 {
+		s += ", " + strconv.Itoa(int(partitions)) + " partitions"
+	}
+	if s != "" && !strings.HasSuffix(s, " ") {
+		s += " "
 	}
 	return s
 }

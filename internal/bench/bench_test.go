@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -19,7 +20,9 @@ import (
 func smokeOptions(t *testing.T) Options {
 	return Options{Duration: 150 * time.Millisecond, MaxRequests: 5000, WarmTimeout: 20 * time.Second,
 		Conns: []int{1, 3}, FetchConns: []int{2}, CommitBatch: 10, FetchPartitions: 120,
-		RecordBytes: 512, ProduceBytes: 256 << 10, FsyncDir: t.TempDir()}
+		RecordBytes: 512, ProduceBytes: 256 << 10, FsyncDir: t.TempDir(),
+		StormMembers: []int{5}, StormPartitions: 100, StormConns: 2, HBGroups: []int{1, 2}, HBMembers: 6,
+		LoadOffsets: 1500, LoadMembers: 30, LoadGroups: 20}
 }
 
 // TestSmokeAllWorkloads runs every workload against an in-process muster and an in-process
@@ -31,7 +34,8 @@ func TestSmokeAllWorkloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer kf.Close()
-	targets := []Target{{Name: "muster", Addr: m.Addr()}, {Name: "kfake", Addr: kf.ListenAddrs()[0]}}
+	// In process, memory readings are the test process's own: shard-load only has to complete.
+	targets := []Target{{Name: "muster", Addr: m.Addr(), HTTP: m.HTTPAddr()}, {Name: "kfake", Addr: kf.ListenAddrs()[0], Pid: os.Getpid()}}
 	keys, err := apiKeys(context.Background(), m.Addr())
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +53,14 @@ func TestSmokeAllWorkloads(t *testing.T) {
 			if r.Workload == WHeartbeat && r.Target == "muster" && !musterCGH {
 				continue // not served by this build: skipped with a note, as documented
 			}
+			if r.Workload == WShardLoad && r.Step == StepRestart {
+				continue // in-process broker: nothing to restart (TestProcesses covers it)
+			}
 			t.Errorf("%s on %s (conns %d) skipped: %s", r.Workload, r.Target, r.Conns, r.Note)
+			continue
+		}
+		if r.Workload == WShardLoad {
+			checkShardLoad(t, r, false)
 			continue
 		}
 		if r.Requests <= 0 || r.ReqPerSec <= 0 || r.Seconds <= 0 {
@@ -61,7 +72,7 @@ func TestSmokeAllWorkloads(t *testing.T) {
 		if r.UnitName != "" && r.Units <= 0 {
 			t.Errorf("%s on %s: no %s", r.Workload, r.Target, r.UnitName)
 		}
-		if r.Workload != WConsume && (r.P50ms <= 0 || r.P99ms < r.P50ms || r.Maxms < r.P99ms) {
+		if r.Workload != WConsume && r.Workload != WClassicStorm && (r.P50ms <= 0 || r.P99ms < r.P50ms || r.Maxms < r.P99ms) {
 			t.Errorf("%s on %s: latency quantiles not ordered: p50 %v p99 %v max %v", r.Workload, r.Target, r.P50ms, r.P99ms, r.Maxms)
 		}
 		switch r.Workload {
@@ -72,6 +83,14 @@ func TestSmokeAllWorkloads(t *testing.T) {
 		case WFetchAll:
 			if r.Units != r.Requests*120 {
 				t.Errorf("fetch-all on %s: %d units for %d requests of 120", r.Target, r.Units, r.Requests)
+			}
+		case WJoinStorm, WClassicStorm:
+			if r.Members <= 0 || r.Units != int64(r.Members) || r.Partitions <= 0 {
+				t.Errorf("%s on %s: %d members converged, want %d (partitions %d)", r.Workload, r.Target, r.Units, r.Members, r.Partitions)
+			}
+		case WHeartbeat:
+			if r.Members != max(6, r.Conns) || r.Groups < 1 {
+				t.Errorf("cg-heartbeat on %s: %d members in %d groups", r.Target, r.Members, r.Groups)
 			}
 		case WConsume:
 			if r.Units < 512 {
@@ -94,7 +113,7 @@ func TestSmokeAllWorkloads(t *testing.T) {
 		if c.Muster <= 0 || c.Kfake <= 0 || c.VsKfake <= 0 {
 			t.Errorf("comparison %s/%d incomplete: %+v", c.Workload, c.Conns, c)
 		}
-		if c.Workload != WProduce && c.Workload != WConsume && c.Workload != WJoinStorm && c.VsAPIVersions <= 0 {
+		if c.Workload != WProduce && c.Workload != WConsume && c.Workload != WJoinStorm && c.Workload != WClassicStorm && c.VsAPIVersions <= 0 {
 			t.Errorf("comparison %s/%d has no ApiVersions ratio", c.Workload, c.Conns)
 		}
 	}
@@ -145,19 +164,32 @@ func TestProcesses(t *testing.T) {
 	}
 	defer kp.Stop()
 	o := smokeOptions(t)
-	o.Workloads = []string{WApiVersions, WCommit1}
+	o.Workloads = []string{WApiVersions, WCommit1, WClassicStorm, WShardLoad}
 	o.Conns = []int{2}
+	o.StormMembers = []int{3}
 	rep, err := Run(ctx, o, []Target{mp.Target, kp.Target}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Results) != 4 {
-		t.Fatalf("want 4 results, got %+v", rep.Results)
-	}
+	steps := map[string]bool{}
 	for _, r := range rep.Results {
+		if r.Workload == WShardLoad {
+			checkShardLoad(t, r, true)
+			steps[r.Target+"/"+r.Step] = true
+			continue
+		}
 		if r.Skipped || r.Requests <= 0 || r.Errors != 0 {
 			t.Errorf("%s on %s: %+v", r.Workload, r.Target, r)
 		}
+	}
+	for _, want := range []string{"muster/offsets", "muster/members", "muster/empty-groups", "muster/restart", "kfake/offsets"} {
+		if !steps[want] {
+			t.Errorf("no shard-load result %s: %+v", want, rep.Results)
+		}
+	}
+	// The restarted muster still serves.
+	if _, err := apiKeys(ctx, mp.Addr); err != nil {
+		t.Errorf("muster after restart: %v", err)
 	}
 	mp.Stop()
 	kp.Stop()
@@ -192,5 +224,30 @@ func TestQuantile(t *testing.T) {
 	}
 	if got := quantile(xs[:1], 0.99); got != 1 {
 		t.Errorf("p99 of one = %v", got)
+	}
+}
+
+// checkShardLoad checks one shard-load result for completion and sane numbers (no timings);
+// own says whether the memory readings are the broker's own (child processes).
+func checkShardLoad(t *testing.T, r Result, own bool) {
+	t.Helper()
+	if r.Skipped {
+		t.Errorf("shard-load %s on %s skipped: %s", r.Step, r.Target, r.Note)
+		return
+	}
+	if r.Units <= 0 || r.Seconds <= 0 {
+		t.Errorf("shard-load %s on %s: no progress: %+v", r.Step, r.Target, r)
+	}
+	if r.Step == StepRestart {
+		return
+	}
+	if r.Errors != 0 {
+		t.Errorf("shard-load %s on %s: %d errors: %s", r.Step, r.Target, r.Errors, r.Note)
+	}
+	if r.RSSBefore <= 0 || r.RSSAfter <= 0 || (r.Target == "muster" && (r.HeapBefore <= 0 || r.HeapAfter <= 0)) {
+		t.Errorf("shard-load %s on %s: memory not read: %+v", r.Step, r.Target, r)
+	}
+	if own && r.Target == "muster" && r.Step == StepOffsets && r.HeapAfter <= r.HeapBefore {
+		t.Logf("shard-load offsets on muster: heap did not grow (%v → %v)", r.HeapBefore, r.HeapAfter)
 	}
 }

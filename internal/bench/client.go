@@ -15,6 +15,12 @@ import (
 type Target struct {
 	Name string // "muster", "kfake"
 	Addr string // host:port of its Kafka listener
+	// HTTP is muster's HTTP listener (/metrics, /readyz, /debug/pprof), "" when unknown.
+	HTTP string
+	// Pid is the broker's process id, 0 when unknown (not started by bench).
+	Pid int
+	// proc is the child process when bench started it (shard-load restarts it).
+	proc *Process
 }
 
 // versions pins the request versions both brokers are driven with: Kafka 4.4's, capped at
@@ -26,14 +32,45 @@ func versions() *kversion.Versions {
 	return v
 }
 
-// conn is one client with one connection to the target's seed broker; requests go straight to
-// that connection (both targets are single brokers and their own group coordinator).
+// Load generators: how the request workloads talk to a target.
+const (
+	// ClientRaw is one TCP connection per workload connection, driven synchronously by its
+	// goroutine: requests are framed with kmsg and responses read in place (rawconn.go).
+	ClientRaw = "raw"
+	// ClientKgo is one franz-go client per workload connection, requests through
+	// kgo.Broker.Request (franz-go's per-connection goroutines and channels cost CPU).
+	ClientKgo = "kgo"
+)
+
+// Clients lists the load generators.
+var Clients = []string{ClientRaw, ClientKgo}
+
+// conn is one connection to the target's (only) broker; requests go straight to that
+// connection (both targets are single brokers and their own group coordinator). Exactly one of
+// raw and cl is set.
 type conn struct {
-	cl *kgo.Client
-	b  *kgo.Broker
+	raw *rawConn
+	cl  *kgo.Client
+	b   *kgo.Broker
 }
 
-func dial(addr string, opts ...kgo.Opt) (*conn, error) {
+// dial opens one request-workload connection with the given load generator (ClientRaw or
+// ClientKgo; "" = ClientRaw).
+func dial(addr, client string) (*conn, error) {
+	if client == ClientKgo {
+		return dialKgo(addr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := dialRaw(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{raw: r}, nil
+}
+
+// dialKgo opens one franz-go client to addr (produce/consume use it: real client behaviour).
+func dialKgo(addr string, opts ...kgo.Opt) (*conn, error) {
 	all := append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.MaxVersions(versions()), kgo.ClientID("muster-bench"),
 		kgo.SoftwareNameAndVersion("muster-bench", "1.0")}, opts...)
 	cl, err := kgo.NewClient(all...)
@@ -48,17 +85,28 @@ func dial(addr string, opts ...kgo.Opt) (*conn, error) {
 	return &conn{cl: cl, b: seeds[0]}, nil
 }
 
-func (c *conn) close() { c.cl.Close() }
+func (c *conn) close() {
+	if c.raw != nil {
+		c.raw.close()
+		return
+	}
+	c.cl.Close()
+}
 
+// do sends req at the highest version both versions() and the broker support and returns its
+// response (an error code inside the response is not an error here).
 func (c *conn) do(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	if c.raw != nil {
+		return c.raw.do(ctx, req)
+	}
 	return c.b.Request(ctx, req)
 }
 
 // dialAll opens n connections and closes them all on error.
-func dialAll(addr string, n int) ([]*conn, error) {
+func dialAll(addr, client string, n int) ([]*conn, error) {
 	out := make([]*conn, 0, n)
 	for i := 0; i < n; i++ {
-		c, err := dial(addr)
+		c, err := dial(addr, client)
 		if err != nil {
 			closeAll(out)
 			return nil, err
@@ -97,7 +145,7 @@ func warm(ctx context.Context, conns int, timeout time.Duration, fn op) error {
 
 // apiKeys asks the target which API keys it serves.
 func apiKeys(ctx context.Context, addr string) (map[int16]int16, error) {
-	c, err := dial(addr)
+	c, err := dial(addr, ClientRaw)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +169,7 @@ func apiKeys(ctx context.Context, addr string) (map[int16]int16, error) {
 
 // createTopic creates a topic (an existing one is fine).
 func createTopic(ctx context.Context, addr, topic string, partitions int32) error {
-	c, err := dial(addr)
+	c, err := dial(addr, ClientRaw)
 	if err != nil {
 		return err
 	}

@@ -4,9 +4,16 @@
 // and to the machine's limits (ApiVersions round trip, raw write+fsync rate of the data dir's
 // filesystem).
 //
-// Every workload is closed-loop: each connection (one franz-go client, one TCP connection to the
-// broker) sends one request, waits for the response and sends the next, until the duration or
-// the request budget is used up. Latency is measured per request on the client.
+// Every workload is closed-loop: each connection sends one request, waits for the response and
+// sends the next, until the duration or the request budget is used up. Latency is measured per
+// request on the client. The load generator (Options.Client) is by default ClientRaw: one TCP
+// connection driven synchronously by one goroutine, requests framed with kmsg (rawconn.go), so
+// the generator takes little CPU from the broker under test; ClientKgo (one franz-go client per
+// connection) is kept for comparison. produce/consume always use franz-go clients.
+//
+// The join storms (cg-join-storm, classic-join-storm) time a group's convergence from a storm of
+// joins; shard-load measures muster's memory per committed offset, member and empty group and
+// its restart (replay) time.
 //
 // kfake keeps all state in memory and never fsyncs; muster acknowledges a commit only after its
 // record is durable (fsync). Ratios to kfake therefore compare a durable broker with an

@@ -8,22 +8,35 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// heartbeatOp drives KIP-848 ConsumerGroupHeartbeat: connection w is one member of group; its
+// heartbeatOp drives KIP-848 ConsumerGroupHeartbeat: members consumers spread over groups
+// groups (member i in group prefix-(i mod groups)), multiplexed over the connections (member i
+// on connection i mod len(cs); each connection heartbeats its members in turn). A member's
 // first call joins (member epoch 0), later calls heartbeat with the epoch the coordinator gave
 // it. A response error makes the member rejoin on its next call (counted as a failure).
-func heartbeatOp(cs []*conn, group, topic string) op {
+// members < len(cs) is raised to len(cs); groups is clamped to [1, members].
+func heartbeatOp(cs []*conn, prefix, topic string, members, groups int) op {
 	type member struct {
+		group string
 		id    string
 		epoch int32
 	}
-	members := make([]member, len(cs))
-	for i := range members {
-		members[i].id = "bench-member-" + strconv.Itoa(i) + "-" + group
+	conns := len(cs)
+	members = max(members, conns)
+	groups = min(max(groups, 1), members)
+	ms := make([]member, members)
+	for i := range ms {
+		ms[i].group = prefix + "-" + strconv.Itoa(i%groups)
+		ms[i].id = "bench-member-" + strconv.Itoa(i) + "-" + prefix
 	}
+	cursor := make([]int, conns) // each entry is touched by its connection's goroutine only
 	return func(ctx context.Context, w int, _ int64) (int64, error) {
-		m := &members[w]
+		i := w + cursor[w]*conns
+		if cursor[w]++; w+cursor[w]*conns >= members {
+			cursor[w] = 0
+		}
+		m := &ms[i]
 		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
-		req.Group, req.MemberID, req.MemberEpoch = group, m.id, m.epoch
+		req.Group, req.MemberID, req.MemberEpoch = m.group, m.id, m.epoch
 		req.RebalanceTimeoutMillis = 60000
 		if m.epoch == 0 {
 			req.SubscribedTopicNames = []string{topic}

@@ -21,7 +21,7 @@ func BenchmarkMusterCommitInProcess(b *testing.B) {
 			if err := createTopic(ctx, m.Addr(), "bench-commit", 64); err != nil {
 				b.Fatal(err)
 			}
-			cs, err := dialAll(m.Addr(), conns)
+			cs, err := dialAll(m.Addr(), ClientRaw, conns)
 			if err != nil {
 				b.Fatal(err)
 			}

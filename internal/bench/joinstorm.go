@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -11,14 +12,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// joinStorm is a KIP-848 join storm: conns members join one fresh group at once (one connection
-// each) and heartbeat back to back, reporting what they own, until the group has converged:
+// joinStorm is a KIP-848 join storm: members join one fresh group at once, multiplexed over
+// conns connections (member i on connection i mod conns; each connection heartbeats its
+// members in turn, back to back, reporting what they own), until the group has converged:
 // every member has a member epoch, all at the same epoch, and the members' assignments cover
-// the topic's partitions exactly once. Seconds is the time to converge; requests are the
-// heartbeats it took; units are members.
-func joinStorm(ctx context.Context, o *Options, t Target, group, topic string, partitions int32, conns int) Result {
-	res := Result{Workload: WJoinStorm, Target: t.Name, Conns: conns, UnitName: "members"}
-	cs, err := dialAll(t.Addr, conns)
+// the topic's partitions exactly once. Seconds is the time from the first join to convergence;
+// requests are the heartbeats it took; units are members. The case is bounded by
+// o.Duration+o.WarmTimeout; afterwards the members leave (epoch -1, untimed).
+func joinStorm(ctx context.Context, o *Options, t Target, group, topic string, partitions int32, members, conns int) Result {
+	res := Result{Workload: WJoinStorm, Target: t.Name, Conns: conns, Members: members, Partitions: partitions, UnitName: "members"}
+	cs, err := dialAll(t.Addr, o.Client, conns)
 	if err != nil {
 		res.Skipped, res.Note = true, "connect: "+err.Error()
 		return res
@@ -28,35 +31,27 @@ func joinStorm(ctx context.Context, o *Options, t Target, group, topic string, p
 		id    string
 		epoch int32
 		owned []kmsg.ConsumerGroupHeartbeatRequestTopic
-		count int
 	}
 	var (
 		mu        sync.Mutex
-		members   = make([]member, conns)
+		tr        = newTracker(members, partitions)
+		mem       = make([]member, members)
+		cursor    = make([]int, conns) // next member of each connection (owned by its goroutine)
 		converged time.Duration
 	)
-	for i := range members {
-		members[i].id = "storm-" + strconv.Itoa(i) + "-" + group
+	for i := range mem {
+		mem[i].id = "storm-" + strconv.Itoa(i) + "-" + group
 	}
 	bound := o.Duration + o.WarmTimeout
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
 	start := time.Now()
-	done := func() bool { // under mu
-		total := 0
-		for i := range members {
-			m := &members[i]
-			if m.epoch <= 0 || m.epoch != members[0].epoch {
-				return false
-			}
-			total += m.count
-		}
-		return total == int(partitions)
-	}
 	fn := func(ctx context.Context, w int, _ int64) (int64, error) {
-		mu.Lock()
-		m := members[w]
-		mu.Unlock()
+		i := w + cursor[w]*conns
+		if cursor[w]++; w+cursor[w]*conns >= members {
+			cursor[w] = 0
+		}
+		m := &mem[i] // only connection w touches member i
 		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 		req.Group, req.MemberID, req.MemberEpoch = group, m.id, m.epoch
 		req.RebalanceTimeoutMillis = 60000
@@ -72,45 +67,72 @@ func joinStorm(ctx context.Context, o *Options, t Target, group, topic string, p
 			return 0, err
 		}
 		resp := r.(*kmsg.ConsumerGroupHeartbeatResponse)
-		mu.Lock()
-		defer mu.Unlock()
-		mm := &members[w]
 		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-			mm.epoch, mm.owned, mm.count = 0, nil, 0
+			m.epoch, m.owned = 0, nil
+			mu.Lock()
+			tr.setEpoch(i, 0)
+			tr.setParts(i, nil)
+			mu.Unlock()
 			return 0, err
 		}
 		if resp.MemberID != nil && *resp.MemberID != "" {
-			mm.id = *resp.MemberID
+			m.id = *resp.MemberID
 		}
-		mm.epoch = resp.MemberEpoch
+		m.epoch = resp.MemberEpoch
+		var parts []int32
 		if a := resp.Assignment; a != nil {
-			mm.owned, mm.count = nil, 0
+			m.owned = nil
 			for _, tp := range a.Topics {
 				rt := kmsg.NewConsumerGroupHeartbeatRequestTopic()
 				rt.TopicID, rt.Partitions = tp.TopicID, append([]int32(nil), tp.Partitions...)
-				mm.owned = append(mm.owned, rt)
-				mm.count += len(tp.Partitions)
+				m.owned = append(m.owned, rt)
+				parts = append(parts, tp.Partitions...)
+			}
+			if parts == nil {
+				parts = []int32{}
 			}
 		}
-		if converged == 0 && done() {
+		mu.Lock()
+		defer mu.Unlock()
+		tr.setEpoch(i, m.epoch)
+		if parts != nil {
+			tr.setParts(i, parts)
+		}
+		if converged == 0 && tr.converged() {
 			converged = time.Since(start)
 			stop()
 		}
 		return 1, nil
 	}
 	r := closedLoop(sctx, conns, bound, o.MaxRequests, fn)
-	r.Workload, r.Target, r.UnitName = WJoinStorm, t.Name, "members"
+	r.Workload, r.Target, r.UnitName, r.Members, r.Partitions = WJoinStorm, t.Name, "members", members, partitions
+	// Leave (untimed) so the members do not load the broker until their sessions expire.
+	lctx, lcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer lcancel()
+	var wg sync.WaitGroup
+	for w := range cs {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < members && lctx.Err() == nil; i += conns {
+				req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+				req.Group, req.MemberID, req.MemberEpoch = group, mem[i].id, -1
+				_, _ = cs[w].do(lctx, req)
+			}
+		}(w)
+	}
+	wg.Wait()
 	mu.Lock()
 	defer mu.Unlock()
 	if converged == 0 {
 		r.Skipped = true
-		r.Note = fmt.Sprintf("did not converge within %v (%d heartbeats, %d errors); %s", bound, r.Requests, r.Errors, r.Note)
+		r.Note = strings.TrimSuffix(fmt.Sprintf("did not converge within %v (%d members, %d partitions, %d heartbeats, %d errors); %s", bound, members, partitions, r.Requests, r.Errors, r.Note), "; ")
 		return r
 	}
 	r.Seconds = converged.Seconds()
-	r.Units = int64(conns)
+	r.Units = int64(members)
 	fillRatesKeep(&r)
-	r.Note = fmt.Sprintf("converged in %.1f ms (%d members, %d partitions, %d heartbeats)", ms(converged), conns, partitions, r.Requests)
+	r.Note = fmt.Sprintf("converged in %.1f ms (%d members over %d connections, %d partitions, %d heartbeats)", ms(converged), members, conns, partitions, r.Requests)
 	return r
 }
 

@@ -2,7 +2,13 @@
 
 package bench
 
-import "syscall"
+import (
+	"syscall"
+	"time"
+)
 
 // childAttr: no parent-death signal outside Linux; kfake-serve still exits on stdin EOF.
 func childAttr() *syscall.SysProcAttr { return nil }
+
+// selfCPU is unknown outside Linux.
+func selfCPU() time.Duration { return 0 }

@@ -15,23 +15,34 @@ import (
 // Process is a broker child process on a loopback port.
 type Process struct {
 	Target
+	bin    string
+	args   []string
 	cmd    *exec.Cmd
 	exited chan struct{}
 	logMu  sync.Mutex
 	log    bytes.Buffer
 }
 
-// StartMuster runs `bin serve` on a free loopback port with dataDir, no HTTP listener and the
-// default durable store (every acknowledged commit is fsynced), and waits until it answers
+// StartMuster runs `bin serve` on a free loopback port with dataDir, its HTTP listener on
+// another free loopback port (Target.HTTP) and the default durable store (every acknowledged commit is fsynced), and waits until it answers
 // ApiVersions. extra are additional serve flags (e.g. --override key=value).
 func StartMuster(ctx context.Context, bin, dataDir string, extra ...string) (*Process, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
+	hport, err := freePort()
+	if err != nil {
+		return nil, err
+	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	args := append([]string{"serve", "--listen", addr, "--data-dir", dataDir, "--http-listen", "", "--log-level", "warn"}, extra...)
-	return start(ctx, "muster", addr, bin, args...)
+	http := net.JoinHostPort("127.0.0.1", strconv.Itoa(hport))
+	args := append([]string{"serve", "--listen", addr, "--data-dir", dataDir, "--http-listen", http, "--log-level", "warn"}, extra...)
+	p, err := start(ctx, "muster", addr, bin, args...)
+	if p != nil {
+		p.HTTP = http
+	}
+	return p, err
 }
 
 // StartKfake runs a kfake-serve binary (cmd/kfake-serve) on a free loopback port and waits until
@@ -57,47 +68,73 @@ func BuildKfake(ctx context.Context, dir string) (string, error) {
 }
 
 func start(ctx context.Context, name, addr, bin string, args ...string) (*Process, error) {
-	p := &Process{Target: Target{Name: name, Addr: addr}, exited: make(chan struct{})}
-	p.cmd = exec.Command(bin, args...)
+	p := &Process{Target: Target{Name: name, Addr: addr}, bin: bin, args: args}
+	if err := p.spawn(); err != nil {
+		return nil, err
+	}
+	if err := p.waitAPI(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// spawn starts the child (again) with the process's binary and arguments.
+func (p *Process) spawn() error {
+	p.exited = make(chan struct{})
+	p.cmd = exec.Command(p.bin, p.args...)
 	p.cmd.Stdout = &lockedWriter{p}
 	p.cmd.Stderr = &lockedWriter{p}
 	p.cmd.SysProcAttr = childAttr()
 	// kfake-serve exits when its stdin closes, i.e. when we do.
 	if _, err := p.cmd.StdinPipe(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := p.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
+		return fmt.Errorf("start %s: %w", p.Name, err)
 	}
+	p.Pid, p.Target.proc = p.cmd.Process.Pid, p
+	exited, cmd := p.exited, p.cmd
 	go func() {
-		_ = p.cmd.Wait()
-		close(p.exited)
+		_ = cmd.Wait()
+		close(exited)
 	}()
+	return nil
+}
+
+// waitAPI waits up to 60 s until the child answers ApiVersions (stopping it on failure).
+func (p *Process) waitAPI(ctx context.Context) error {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, err := apiKeys(actx, addr)
+		_, err := apiKeys(actx, p.Addr)
 		cancel()
 		if err == nil {
-			return p, nil
+			return nil
 		}
 		select {
 		case <-p.exited:
-			return nil, fmt.Errorf("%s exited during start-up: %s", name, p.Output())
+			return fmt.Errorf("%s exited during start-up: %s", p.Name, p.Output())
 		case <-ctx.Done():
 			p.Stop()
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			p.Stop()
-			return nil, fmt.Errorf("%s did not answer ApiVersions on %s within 60s: %s", name, addr, p.Output())
+			return fmt.Errorf("%s did not answer ApiVersions on %s within 60s: %s", p.Name, p.Addr, p.Output())
 		}
 	}
 }
 
-// Pid is the child's process id.
-func (p *Process) Pid() int { return p.cmd.Process.Pid }
+// Restart stops the child (SIGTERM) and starts it again with the same arguments (same ports,
+// same data dir). It returns once the child runs; callers wait for readiness themselves.
+func (p *Process) Restart() error {
+	p.Stop()
+	return p.spawn()
+}
+
+// Exited is closed when the current child has exited.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
 
 // Output is what the child wrote to stdout and stderr so far.
 func (p *Process) Output() string {

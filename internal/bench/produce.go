@@ -21,7 +21,7 @@ func produceConsume(ctx context.Context, o *Options, t Target, topic string) (Re
 		cr.Skipped, cr.Note = true, err.Error()
 		return pr, cr
 	}
-	p, err := dial(t.Addr, kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(0), kgo.RecordRetries(3))
+	p, err := dialKgo(t.Addr, kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(0), kgo.RecordRetries(3))
 	if err != nil {
 		pr.Skipped, pr.Note = true, err.Error()
 		return pr, cr
@@ -83,7 +83,7 @@ func produceConsume(ctx context.Context, o *Options, t Target, topic string) (Re
 	fillRates(&pr, lat)
 
 	want := pr.Requests + 1
-	c, err := dial(t.Addr, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
+	c, err := dialKgo(t.Addr, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
 		kgo.FetchMaxWait(50*time.Millisecond))
 	if err != nil {
 		cr.Skipped, cr.Note = true, err.Error()

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -11,6 +13,10 @@ import (
 type Comparison struct {
 	Workload string `json:"workload"`
 	Conns    int    `json:"connections"`
+	// Members, Groups and Partitions size the group workloads (0 when not applicable).
+	Members    int   `json:"members,omitempty"`
+	Groups     int   `json:"groups,omitempty"`
+	Partitions int32 `json:"partitions,omitempty"`
 	// Metric names the rate compared: "requests/s", "partition offsets/s" or "MB/s".
 	Metric    string  `json:"metric"`
 	Muster    float64 `json:"muster"`
@@ -30,13 +36,18 @@ type Comparison struct {
 	// VsPebble is muster's requests/s over concurrent 1-record Pebble Sync commits at the same
 	// concurrency (commit-1 only): the share of the store's durable-commit limit reached.
 	VsPebble float64 `json:"muster_vs_pebble_sync,omitempty"`
+	// MusterCPUus is muster's process CPU per request (µs) and RecordsPerFsync its records per
+	// WAL fsync during the case (Result.ServerCPUus, Result.RecordsPerFsync); 0 = not measured.
+	MusterCPUus     float64 `json:"muster_cpu_us_per_request,omitempty"`
+	RecordsPerFsync float64 `json:"muster_records_per_fsync,omitempty"`
 }
 
 // compare derives the summary rows from the measured results.
 func compare(rs []Result) []Comparison {
 	type key struct {
-		w string
-		n int
+		w          string
+		n, m, g    int
+		partitions int32
 	}
 	byKey := map[key]map[string]Result{}
 	var order []key
@@ -49,13 +60,16 @@ func compare(rs []Result) []Comparison {
 			}
 			continue
 		}
+		if r.Workload == WShardLoad {
+			continue
+		}
 		if r.Workload == WPebble {
 			if !r.Skipped {
 				pebbleAt[r.Conns] = r.ReqPerSec
 			}
 			continue
 		}
-		k := key{r.Workload, r.Conns}
+		k := key{r.Workload, r.Conns, r.Members, r.Groups, r.Partitions}
 		if byKey[k] == nil {
 			byKey[k] = map[string]Result{}
 			order = append(order, k)
@@ -66,14 +80,16 @@ func compare(rs []Result) []Comparison {
 	for _, k := range order {
 		m, mok := byKey[k]["muster"]
 		f, fok := byKey[k]["kfake"]
-		c := Comparison{Workload: k.w, Conns: k.n, Metric: "requests/s"}
+		c := Comparison{Workload: k.w, Conns: k.n, Members: k.m, Groups: k.g, Partitions: k.partitions, Metric: "requests/s"}
+		storm := k.w == WJoinStorm || k.w == WClassicStorm
 		rate := func(r Result) float64 {
 			switch k.w {
 			case WCommitN, WFetchAll:
 				return r.UnitsPerSec
 			case WProduce, WConsume:
 				return r.UnitsPerSec / 1e6
-			case WJoinStorm:
+			}
+			if storm {
 				return r.Seconds * 1000
 			}
 			return r.ReqPerSec
@@ -83,23 +99,25 @@ func compare(rs []Result) []Comparison {
 			c.Metric = "partition offsets/s"
 		case WProduce, WConsume:
 			c.Metric = "MB/s"
-		case WJoinStorm:
+		}
+		if storm {
 			c.Metric = "ms to converge"
 		}
 		if mok && !m.Skipped {
 			c.Muster, c.MusterP50, c.MusterP99 = rate(m), m.P50ms, m.P99ms
+			c.MusterCPUus, c.RecordsPerFsync = m.ServerCPUus, m.RecordsPerFsync
 		}
 		if fok && !f.Skipped {
 			c.Kfake, c.KfakeP50, c.KfakeP99 = rate(f), f.P50ms, f.P99ms
 		}
 		if c.Muster > 0 && c.Kfake > 0 {
 			c.VsKfake = c.Muster / c.Kfake
-			if k.w == WJoinStorm { // a time: higher is worse, report speed
+			if storm { // a time: higher is worse, report speed
 				c.VsKfake = c.Kfake / c.Muster
 			}
 		}
-		if av, ok := byKey[key{WApiVersions, k.n}]["muster"]; ok && !av.Skipped && av.ReqPerSec > 0 && mok && !m.Skipped &&
-			k.w != WProduce && k.w != WConsume && k.w != WJoinStorm {
+		if av, ok := byKey[key{w: WApiVersions, n: k.n}]["muster"]; ok && !av.Skipped && av.ReqPerSec > 0 && mok && !m.Skipped &&
+			k.w != WProduce && k.w != WConsume && !storm {
 			c.VsAPIVersions = m.ReqPerSec / av.ReqPerSec
 		}
 		if fsync > 0 && mok && !m.Skipped && (k.w == WCommit1 || k.w == WCommitN) {
@@ -115,23 +133,50 @@ func compare(rs []Result) []Comparison {
 
 // WriteTable prints the summary table, the fsync reference and the notes.
 func (r *Report) WriteTable(w io.Writer) {
-	fmt.Fprintf(w, "muster bench  %s  %d CPUs  %s %s/%s  %v per case  loadavg %s\n\n", r.Date, r.Machine.NumCPU,
+	fmt.Fprintf(w, "muster bench  %s  %d CPUs  %s %s/%s  %v per case  loadavg %s\n", r.Date, r.Machine.NumCPU,
 		r.Machine.GoVersion, r.Machine.OS, r.Machine.Arch, r.Options.Duration, r.Machine.LoadAvg)
+	fmt.Fprintf(w, "load generator: %s\n\n", generatorLine(r.Options.Client))
+	if len(r.Comparisons) > 0 {
+		r.writeComparisons(w)
+	}
+	r.writeRest(w)
+}
+
+func (r *Report) writeComparisons(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\tconns\tmetric\tmuster\tp50 ms\tp99 ms\tkfake\tp50 ms\tp99 ms\tmuster/kfake (kfake: in memory, no fsync)\tmuster/ApiVersions\tmuster/fsync\tmuster/pebble-sync\t")
+	fmt.Fprintln(tw, "workload\tconns\tsize\tmetric\tmuster\tp50 ms\tp99 ms\tkfake\tp50 ms\tp99 ms\tmuster/kfake (kfake: in memory, no fsync)\tmuster/ApiVersions\tmuster/fsync\tmuster/pebble-sync\tmuster CPU µs/req\trecords/fsync\t")
 	for _, c := range r.Comparisons {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Workload, c.Conns, c.Metric,
+		size := strings.TrimSpace(sizeOf(c.Members, c.Groups, c.Partitions))
+		if size == "" {
+			size = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Workload, c.Conns, size, c.Metric,
 			num(c.Muster), lat(c.MusterP50), lat(c.MusterP99), num(c.Kfake), lat(c.KfakeP50), lat(c.KfakeP99),
-			ratio(c.VsKfake), ratio(c.VsAPIVersions), ratio(c.VsFsync), ratio(c.VsPebble))
+			ratio(c.VsKfake), ratio(c.VsAPIVersions), ratio(c.VsFsync), ratio(c.VsPebble), optNum(c.MusterCPUus, 1), optNum(c.RecordsPerFsync, 2))
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+}
+
+func (r *Report) writeRest(w io.Writer) {
 	for _, res := range r.Results {
 		if res.Workload == WFsync && !res.Skipped {
 			fmt.Fprintf(w, "raw fsync: %.0f fsyncs/s, p50 %.3f ms, p99 %.3f ms (%s)\n", res.ReqPerSec, res.P50ms, res.P99ms, res.Note)
 		}
 		if res.Workload == WPebble && !res.Skipped {
 			fmt.Fprintf(w, "pebble Sync commits, %d committers: %.0f commits/s, p50 %.3f ms, p99 %.3f ms\n", res.Conns, res.ReqPerSec, res.P50ms, res.P99ms)
+		}
+	}
+	var loads []Result
+	for _, res := range r.Results {
+		if res.Workload == WShardLoad && !res.Skipped {
+			loads = append(loads, res)
+		}
+	}
+	if len(loads) > 0 {
+		fmt.Fprintln(w, "\nshard load and memory (heap in use after a forced GC; RSS; growth per unit over the step):")
+		for _, res := range loads {
+			fmt.Fprintf(w, "  %-7s %-13s %s\n", res.Target, res.Step, shardLine(res))
 		}
 	}
 	var skipped []Result
@@ -186,4 +231,47 @@ func ratio(v float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2fx", v)
+}
+
+// generatorLine describes the load generator of the request workloads for the report header.
+func generatorLine(client string) string {
+	switch client {
+	case ClientKgo:
+		return "kgo (one franz-go client per connection, kgo.Broker.Request); produce/consume: franz-go"
+	default:
+		return "raw (one synchronous TCP connection per connection, kmsg framing); produce/consume: franz-go"
+	}
+}
+
+// shardLine describes one shard-load result.
+func shardLine(r Result) string {
+	if r.Step == StepRestart {
+		return fmt.Sprintf("%.3f s to /readyz 200, %d records replayed (%.0f records/s); %s", r.Seconds, r.Units, r.UnitsPerSec, r.Note)
+	}
+	heap := "heap -"
+	if r.HeapPerUnit != 0 || r.HeapAfter != 0 {
+		heap = fmt.Sprintf("heap %.0f B/%s (%.1f → %.1f MiB)", r.HeapPerUnit, unitSingular(r.UnitName), r.HeapBefore/(1<<20), r.HeapAfter/(1<<20))
+	}
+	return fmt.Sprintf("%d %s: %s, RSS %.0f B/%s (%.1f → %.1f MiB); seeded at %.0f/s, %d errors; %s",
+		r.Units, r.UnitName, heap, r.RSSPerUnit, unitSingular(r.UnitName), r.RSSBefore/(1<<20), r.RSSAfter/(1<<20), r.UnitsPerSec, r.Errors, r.Note)
+}
+
+func unitSingular(u string) string {
+	switch u {
+	case "committed offsets":
+		return "offset"
+	case "members":
+		return "member"
+	case "empty groups":
+		return "group"
+	}
+	return u
+}
+
+// optNum formats v with prec decimals, or "-" when it was not measured (0).
+func optNum(v float64, prec int) string {
+	if v <= 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
 }

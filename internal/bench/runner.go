@@ -12,6 +12,12 @@ type Result struct {
 	Workload string `json:"workload"`
 	Target   string `json:"target"`
 	Conns    int    `json:"connections"`
+	// Members and Groups size the group workloads (0 when not applicable): Members consumers
+	// spread over Groups groups, multiplexed over Conns connections; Partitions is the
+	// subscribed topic's partition count of the join storms.
+	Members    int   `json:"members,omitempty"`
+	Groups     int   `json:"groups,omitempty"`
+	Partitions int32 `json:"partitions,omitempty"`
 	// Requests completed without error; Errors are requests that failed or whose response
 	// carried an error code.
 	Requests int64 `json:"requests"`
@@ -28,6 +34,29 @@ type Result struct {
 	P99ms float64 `json:"p99_ms"`
 	Maxms float64 `json:"max_ms"`
 	Note  string  `json:"note,omitempty"`
+	// ClientCPUus is the load generator's CPU time (the bench process, user + system) per
+	// completed request in microseconds (request workloads, Linux; 0 = not measured): CPU the
+	// broker under test could not use.
+	ClientCPUus float64 `json:"client_cpu_us_per_request,omitempty"`
+	// ServerCPUus is the broker process's CPU time per completed request in microseconds, from
+	// muster's process_cpu_seconds_total (10 ms resolution) around the timed loop; 0 = not
+	// measured (kfake, or a muster without a known HTTP address). Steadier than requests/s on a
+	// shared machine.
+	ServerCPUus float64 `json:"server_cpu_us_per_request,omitempty"`
+	// RecordsPerFsync is the coordinator records made durable per WAL fsync during the timed
+	// loop (muster's muster_coordinator_batch_records_sum ÷ muster_store_wal_syncs_total; commit
+	// workloads): group commit shares one fsync between requests.
+	RecordsPerFsync float64 `json:"records_per_fsync,omitempty"`
+	// Step, for shard-load results, names the step (offsets, members, empty-groups, restart).
+	Step string `json:"step,omitempty"`
+	// Memory of the broker process around a shard-load seeding step, in bytes: heap in use
+	// after a forced GC (muster only) and resident set size; per unit = growth / units.
+	HeapBefore  float64 `json:"heap_before_bytes,omitempty"`
+	HeapAfter   float64 `json:"heap_after_bytes,omitempty"`
+	RSSBefore   float64 `json:"rss_before_bytes,omitempty"`
+	RSSAfter    float64 `json:"rss_after_bytes,omitempty"`
+	HeapPerUnit float64 `json:"heap_bytes_per_unit,omitempty"`
+	RSSPerUnit  float64 `json:"rss_bytes_per_unit,omitempty"`
 	// Skipped is set (with Note) when the workload could not run on this target.
 	Skipped bool `json:"skipped,omitempty"`
 }

@@ -20,19 +20,24 @@ const (
 	WConsume     = "consume"       // consume MB/s (reads what produce wrote)
 	WHeartbeat   = "cg-heartbeat"  // KIP-848 ConsumerGroupHeartbeat saturation
 	WJoinStorm   = "cg-join-storm" // KIP-848: n members join one group at once, time to converge
-	WFsync       = "fsync"         // raw write+fsync rate of the data dir's filesystem
-	WPebble      = "pebble-sync"   // concurrent 1-record Pebble Sync commits: the store's limit
+	// WClassicStorm: n members join one classic consumer group at once (JoinGroup+SyncGroup).
+	WClassicStorm = "classic-join-storm"
+	// WShardLoad: memory per committed offset / member / empty group, restart-to-ready time and
+	// replay rate (muster; kfake: RSS per offset only).
+	WShardLoad = "shard-load"
+	WFsync     = "fsync"       // raw write+fsync rate of the data dir's filesystem
+	WPebble    = "pebble-sync" // concurrent 1-record Pebble Sync commits: the store's limit
 )
 
 // AllWorkloads lists every workload in run order.
-var AllWorkloads = []string{WApiVersions, WCommit1, WCommitN, WFetchAll, WProduce, WConsume, WHeartbeat, WJoinStorm, WFsync, WPebble}
+var AllWorkloads = []string{WApiVersions, WCommit1, WCommitN, WFetchAll, WProduce, WConsume, WHeartbeat, WJoinStorm, WClassicStorm, WFsync, WPebble, WShardLoad}
 
 // runSpec measures one closed-loop workload on one target: it opens conns connections, warms
 // each up with one successful request, then runs the timed loop.
 func runSpec(ctx context.Context, o *Options, t Target, workload string, conns int, unit string,
 	mk func(cs []*conn) op) Result {
 	res := Result{Workload: workload, Target: t.Name, Conns: conns, UnitName: unit}
-	cs, err := dialAll(t.Addr, conns)
+	cs, err := dialAll(t.Addr, o.Client, conns)
 	if err != nil {
 		res.Skipped, res.Note = true, "connect: "+err.Error()
 		return res
@@ -43,8 +48,21 @@ func runSpec(ctx context.Context, o *Options, t Target, workload string, conns i
 		res.Skipped, res.Note = true, err.Error()
 		return res
 	}
+	var m0 map[string]float64
+	if t.HTTP != "" {
+		m0, _ = scrape(ctx, t.HTTP)
+	}
+	cpu0 := selfCPU()
 	r := closedLoop(ctx, conns, o.Duration, o.MaxRequests, fn)
+	if cpu := selfCPU() - cpu0; cpu0 > 0 && r.Requests > 0 {
+		r.ClientCPUus = float64(cpu.Microseconds()) / float64(r.Requests)
+	}
 	r.Workload, r.Target, r.UnitName = workload, t.Name, unit
+	if m0 != nil && r.Requests > 0 {
+		if m1, err := scrape(ctx, t.HTTP); err == nil {
+			serverCounters(&r, m0, m1)
+		}
+	}
 	return r
 }
 
@@ -131,7 +149,7 @@ func fetchAllOp(cs []*conn, group string, want int) op {
 
 // seedOffsets commits partitions offsets of topic for group, 50 per request.
 func seedOffsets(ctx context.Context, addr, group, topic string, partitions int) error {
-	c, err := dial(addr)
+	c, err := dial(addr, ClientRaw)
 	if err != nil {
 		return err
 	}
@@ -180,4 +198,19 @@ func commitResult(resp *kmsg.OffsetCommitResponse, want int) (int64, error) {
 		return 0, fmt.Errorf("%d partitions in the response, want %d", n, want)
 	}
 	return n, nil
+}
+
+// serverCounters fills the server-side figures of r from two /metrics scrapes of muster taken
+// around its timed loop.
+func serverCounters(r *Result, m0, m1 map[string]float64) {
+	d := func(name string) float64 { return m1[name] - m0[name] }
+	if cpu := d("process_cpu_seconds_total"); cpu > 0 {
+		r.ServerCPUus = cpu * 1e6 / float64(r.Requests)
+	}
+	if r.Workload != WCommit1 && r.Workload != WCommitN {
+		return
+	}
+	if syncs, recs := d("muster_store_wal_syncs_total"), d("muster_coordinator_batch_records_sum"); syncs > 0 && recs > 0 {
+		r.RecordsPerFsync = recs / syncs
+	}
 }

@@ -57,6 +57,7 @@ type Broker struct {
 	reg     *prometheus.Registry
 	metrics *runtimeMetrics
 	td      *coordinator.TopologyDescriptions // KIP-1331; nil = no plugin
+	walFS   *store.SyncCountingFS             // counts WAL fsyncs (muster_store_wal_syncs_total)
 	wg      sync.WaitGroup
 	closeMu sync.Once
 }
@@ -76,7 +77,8 @@ func Start(opts Options) (*Broker, error) {
 	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	db, err := pebble.Open(filepath.Join(opts.DataDir, "pebble"), &pebble.Options{Logger: quietPebbleLogger{opts.Log}, MemTableSize: 64 << 20})
+	b.walFS = store.NewSyncCountingFS(nil)
+	db, err := pebble.Open(filepath.Join(opts.DataDir, "pebble"), &pebble.Options{Logger: quietPebbleLogger{opts.Log}, MemTableSize: 64 << 20, FS: b.walFS})
 	if err != nil {
 		if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) || strings.Contains(err.Error(), "lock held") {
 			return nil, fmt.Errorf("data dir %s is in use by another process (its lock is held); stop that process or choose another --data-dir", opts.DataDir)
@@ -300,6 +302,6 @@ func (b *Broker) onTopicChange(ev data.TopicChange) {
 // coordHandler routes a request to the coordinator Service with the request's version and client.
 func coordHandler(svc *coordinator.Service) server.Handler {
 	return func(ctx context.Context, r *server.Request) kmsg.Response {
-		return svc.Handle(ctx, coordinator.Meta{APIVersion: r.Header.APIVersion, ClientID: r.Header.ClientID, ClientHost: "/" + r.ClientHost}, r.Body)
+		return svc.Handle(ctx, coordinator.Meta{APIVersion: r.Header.APIVersion, ClientID: r.Header.ClientID, ClientHost: r.ClientHostKafka}, r.Body)
 	}
 }

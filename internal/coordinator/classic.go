@@ -80,6 +80,8 @@ type classicMember struct {
 	syncCall         *Call
 	syncVersion      int16
 	isNew            bool
+	// In memory only: the session timer key, cached for member id hbKeyFor.
+	hbKey, hbKeyFor string
 }
 
 func newSimpleClassicGroup(id string) *ClassicGroup {

@@ -2,7 +2,7 @@ package coordinator
 
 import (
 	"crypto/rand"
-	"fmt"
+	"encoding/hex"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -129,10 +129,17 @@ func (g *ClassicGroup) supportsProtocols(req *kmsg.JoinGroupRequest) bool {
 	return false
 }
 
+// newMemberID is "<prefix>-<uuid>" with a random UUID in 8-4-4-4-12 lowercase hex.
 func newMemberID(clientID string) string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	return fmt.Sprintf("%s-%x-%x-%x-%x-%x", clientID, b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+	out := make([]byte, 0, len(clientID)+37)
+	out = append(out, clientID...)
+	for _, part := range [][]byte{b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]} {
+		out = append(out, '-')
+		out = hex.AppendEncode(out, part)
+	}
+	return string(out)
 }
 
 // acceptJoiningMember is Kafka's group.max.size rule: Empty accepts anyone; PreparingRebalance
@@ -292,7 +299,7 @@ func (g *ClassicGroup) addMemberAndRebalance(st *State, c *Call, req *kmsg.JoinG
 	}
 	g.newMemberAdded = true
 	// A new member that never completes its join is dropped after this timeout.
-	st.Timers.Schedule(heartbeatKey(g.id, id), st.Now.Add(classicNewMemberJoinTimeout), func(st *State) {
+	st.Timers.ScheduleTagged(heartbeatKey(g.id, id), g, st.Now.Add(classicNewMemberJoinTimeout), func(st *State) {
 		g.expireMember(st, id)
 	})
 	if g.state == ClassicPreparingRebalance {
@@ -462,7 +469,8 @@ func (g *ClassicGroup) completeJoin(st *State) {
 	g.inInitialDelay = false
 	// Dynamic members that did not rejoin are removed; static ones stay until their session
 	// expires (KIP-345).
-	for _, id := range g.memberIDs() {
+	ids := g.memberIDs() // sorted once; the loops below skip members removed meanwhile
+	for _, id := range ids {
 		m := g.members[id]
 		if m.joinCall == nil && m.instanceID == nil {
 			g.removeMember(st, id)
@@ -485,8 +493,11 @@ func (g *ClassicGroup) completeJoin(st *State) {
 	}
 	g.protocolName = g.selectProtocol()
 	g.transition(st, ClassicCompletingRebalance)
-	for _, id := range g.memberIDs() {
+	for _, id := range ids {
 		m := g.members[id]
+		if m == nil {
+			continue
+		}
 		m.isNew = false
 		if m.joinCall != nil {
 			st.Reply(m.joinCall, g.joinResponse(m.joinCall, nil, m))
@@ -516,29 +527,15 @@ func (g *ClassicGroup) electJoinedLeader() bool {
 
 // selectProtocol picks the protocol with most votes, each member voting for its first listed
 // protocol that all members support; ties go to the earliest in the leader's preference.
+// The candidates (protocols every member lists) come from the per-protocol member counts.
 func (g *ClassicGroup) selectProtocol() string {
-	candidates := map[string]bool{}
-	first := true
-	for _, m := range g.members {
-		set := map[string]bool{}
-		for _, p := range m.protocols {
-			set[p.Name] = true
-		}
-		if first {
-			candidates = set
-			first = false
-			continue
-		}
-		for n := range candidates {
-			if !set[n] {
-				delete(candidates, n)
-			}
-		}
-	}
+	g.ensureCounts()
+	all := len(g.members)
+	candidate := func(name string) bool { return g.protoCount[name] == all }
 	votes := map[string]int{}
 	for _, m := range g.members {
 		for _, p := range m.protocols {
-			if candidates[p.Name] {
+			if candidate(p.Name) {
 				votes[p.Name]++
 				break
 			}
@@ -546,7 +543,7 @@ func (g *ClassicGroup) selectProtocol() string {
 	}
 	best, bestVotes := "", -1
 	for _, p := range g.members[g.leader].protocols {
-		if candidates[p.Name] && votes[p.Name] > bestVotes {
+		if candidate(p.Name) && votes[p.Name] > bestVotes {
 			best, bestVotes = p.Name, votes[p.Name]
 		}
 	}
@@ -676,9 +673,18 @@ func (g *ClassicGroup) syncReceived(st *State, id string) {
 	}
 }
 
+// scheduleSession (re)arms the member's session timer; re-arming an armed one only moves its
+// deadline (Timers.Rearm, tagged with the group: the timer's fn expires this group's member).
 func (g *ClassicGroup) scheduleSession(st *State, m *classicMember) {
 	id := m.id
-	st.Timers.Schedule(heartbeatKey(g.id, id), st.Now.Add(m.sessionTimeout), func(st *State) { g.expireMember(st, id) })
+	if m.hbKeyFor != id || m.hbKey == "" {
+		m.hbKey, m.hbKeyFor = heartbeatKey(g.id, id), id
+	}
+	deadline := st.Now.Add(m.sessionTimeout)
+	if st.Timers.Rearm(m.hbKey, g, deadline) {
+		return
+	}
+	st.Timers.ScheduleTagged(m.hbKey, g, deadline, func(st *State) { g.expireMember(st, id) })
 }
 
 func heartbeatKey(g, m string) string { return "heartbeat-" + g + "-" + m }

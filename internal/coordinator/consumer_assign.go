@@ -155,7 +155,7 @@ func (g *ConsumerGroup) computeTargetAssignment(st *State, epoch int32) error {
 		return Errf(kerr.UnknownServerError, "Failed to compute a new target assignment for epoch %d: %v.", epoch, err)
 	}
 	for _, mid := range sortedKeys(g.members) {
-		next := normalizeTP(topicPartitions(out[mid]))
+		next := assignedTP(out, mid)
 		if old, ok := g.targets[mid]; ok && equalTP(old, next) {
 			continue
 		}
@@ -166,10 +166,26 @@ func (g *ConsumerGroup) computeTargetAssignment(st *State, epoch int32) error {
 	return nil
 }
 
-// cgAssignmentInterval is group.consumer.assignment.interval.ms.
-func cgAssignmentInterval(st *State) time.Duration {
-	return time.Duration(cfgInt(st, "group.consumer.assignment.interval.ms", 1000)) * time.Millisecond
+// assignedTP copies member mid's partitions out of an assignor result (one
+// allocation for all its partitions; already sorted and de-duplicated).
+func assignedTP(out *assign.Assignment, mid string) topicPartitions {
+	i := out.Index(mid)
+	if i < 0 {
+		return topicPartitions{}
+	}
+	tp := make(topicPartitions, out.Topics(i))
+	parts := make([]int32, 0, out.Partitions(i))
+	for k := range out.Topics(i) {
+		id, ps := out.Topic(i, k)
+		start := len(parts)
+		parts = append(parts, ps...)
+		tp[id] = parts[start:len(parts):len(parts)]
+	}
+	return tp
 }
+
+// cgAssignmentInterval is group.consumer.assignment.interval.ms.
+func cgAssignmentInterval(st *State) time.Duration { return cgCfg(st).assignmentInterval }
 
 // assignmentDue reports whether a new target assignment may be computed now (Kafka 4.3,
 // group.consumer.assignment.interval.ms): at most one per interval, so a join storm of N members

@@ -253,7 +253,7 @@ func (g *ConsumerGroup) classicJoin(st *State, c *Call, req *kmsg.JoinGroupReque
 	if old != nil && old.subscribedRegex != "" && !g.regexInUseExcept(old.subscribedRegex, memberID) {
 		st.Write(Record{Key: cgRegexKey(g.id, old.subscribedRegex)})
 	}
-	_, after, err := g.updateMemberAndReconcile(st, old, nm, ownedFromSubscription(st, sub))
+	_, after, err := g.updateMemberAndReconcile(st, old, nm, ownedKnown(ownedFromSubscription(st, sub)))
 	if err != nil {
 		fail(err, req.MemberID)
 		return

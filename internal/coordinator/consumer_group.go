@@ -68,6 +68,8 @@ type consumerMember struct {
 	// classic is set for a member using the classic protocol (JoinGroup/SyncGroup/Heartbeat)
 	// inside a consumer group (Kafka's ClassicMemberMetadata).
 	classic *cgClassicMeta
+	// In memory only: the session timer key, cached for the member id sessionKeyFor.
+	sessionKey, sessionKeyFor string
 }
 
 // cgClassicMeta is a classic-protocol member's JoinGroup data kept in its member metadata.

@@ -10,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/muster-io/muster/internal/config"
 )
 
 func init() {
@@ -40,29 +42,49 @@ func cfgInt(st *State, key string, def int64) int64 {
 	return def
 }
 
-func cgSessionTimeout(st *State) time.Duration {
-	return time.Duration(cfgInt(st, "group.consumer.session.timeout.ms", 45000)) * time.Millisecond
+// cgConfig is the broker configuration a consumer group heartbeat reads, derived once per
+// config Values (cgConfigMemo).
+type cgConfig struct {
+	session            time.Duration // group.consumer.session.timeout.ms
+	heartbeat          int32         // group.consumer.heartbeat.interval.ms
+	maxSize            int           // group.consumer.max.size
+	assignmentInterval time.Duration // group.consumer.assignment.interval.ms
+	enabled            bool          // "consumer" in group.coordinator.rebalance.protocols
 }
 
-func cgHeartbeatInterval(st *State) int32 {
-	return int32(cfgInt(st, "group.consumer.heartbeat.interval.ms", 5000))
-}
+// cgDefaultConfig applies without config Values (tests building a bare State).
+var cgDefaultConfig = cgConfig{session: 45 * time.Second, heartbeat: 5000, maxSize: 2147483647,
+	assignmentInterval: time.Second, enabled: true}
 
-func cgMaxSize(st *State) int {
-	return int(cfgInt(st, "group.consumer.max.size", 2147483647))
-}
+var cgConfigMemo cfgMemo[cgConfig]
 
-func consumerProtocolEnabled(st *State) bool {
+func cgCfg(st *State) cgConfig {
 	if st.Cfg == nil || st.Cfg.Values == nil {
-		return true
+		return cgDefaultConfig
 	}
-	for _, p := range st.Cfg.Values.List("group.coordinator.rebalance.protocols") {
-		if p == "consumer" {
-			return true
+	return cgConfigMemo.get(st.Cfg.Values, func(v *config.Values) cgConfig {
+		c := cgConfig{
+			session:            time.Duration(v.Int("group.consumer.session.timeout.ms")) * time.Millisecond,
+			heartbeat:          int32(v.Int("group.consumer.heartbeat.interval.ms")),
+			maxSize:            int(v.Int("group.consumer.max.size")),
+			assignmentInterval: time.Duration(v.Int("group.consumer.assignment.interval.ms")) * time.Millisecond,
 		}
-	}
-	return false
+		for _, p := range v.List("group.coordinator.rebalance.protocols") {
+			if p == "consumer" {
+				c.enabled = true
+			}
+		}
+		return c
+	})
 }
+
+func cgSessionTimeout(st *State) time.Duration { return cgCfg(st).session }
+
+func cgHeartbeatInterval(st *State) int32 { return cgCfg(st).heartbeat }
+
+func cgMaxSize(st *State) int { return cgCfg(st).maxSize }
+
+func consumerProtocolEnabled(st *State) bool { return cgCfg(st).enabled }
 
 func cgHeartbeatError(req *kmsg.ConsumerGroupHeartbeatRequest, err error) *kmsg.ConsumerGroupHeartbeatResponse {
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
@@ -201,6 +223,25 @@ func newConsumerMemberID() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
+// ownedReport is what a member reports owning, parsed from the request only when a step needs
+// it: a steady heartbeat of a member at its target never does.
+type ownedReport struct {
+	topics []kmsg.ConsumerGroupHeartbeatRequestTopic
+	parsed bool
+	tp     topicPartitions
+}
+
+// ownedKnown is a report already parsed.
+func ownedKnown(tp topicPartitions) *ownedReport { return &ownedReport{parsed: true, tp: tp} }
+
+// get returns the owned partitions (nil: not reported).
+func (o *ownedReport) get() topicPartitions {
+	if !o.parsed {
+		o.tp, o.parsed = cgOwnedFromRequest(o.topics), true
+	}
+	return o.tp
+}
+
 func cgOwnedFromRequest(ts []kmsg.ConsumerGroupHeartbeatRequestTopic) topicPartitions {
 	if ts == nil {
 		return nil
@@ -214,14 +255,14 @@ func cgOwnedFromRequest(ts []kmsg.ConsumerGroupHeartbeatRequestTopic) topicParti
 
 // validateMemberEpoch is Kafka's throwIfConsumerGroupMemberEpochIsInvalid (with KAFKA-19233: a
 // member may always rejoin with epoch 0).
-func validateMemberEpoch(cur *consumerCurrent, received int32, owned topicPartitions) error {
+func validateMemberEpoch(cur *consumerCurrent, received int32, owned *ownedReport) error {
 	if received == 0 {
 		return nil
 	}
 	if received > cur.epoch {
 		return Errf(kerr.FencedMemberEpoch, "The consumer group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", received, cur.epoch)
 	}
-	if received < cur.epoch && (received != cur.prevEpoch || !isSubsetTP(owned, cur.assigned)) {
+	if received < cur.epoch && (received != cur.prevEpoch || !isSubsetTP(owned.get(), cur.assigned)) {
 		return Errf(kerr.FencedMemberEpoch, "The consumer group member has a smaller member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", received, cur.epoch)
 	}
 	return nil
@@ -251,7 +292,7 @@ func (g *ConsumerGroup) heartbeat(st *State, c *Call, req *kmsg.ConsumerGroupHea
 	if memberID == "" {
 		memberID = newConsumerMemberID()
 	}
-	owned := cgOwnedFromRequest(req.Topics)
+	owned := &ownedReport{topics: req.Topics}
 	old := g.members[memberID]
 	if req.InstanceID == nil {
 		if old == nil && req.MemberEpoch != 0 {
@@ -288,7 +329,73 @@ func (g *ConsumerGroup) heartbeat(st *State, c *Call, req *kmsg.ConsumerGroupHea
 		}
 	}
 
-	// 1. Update the member; bump the group epoch on a subscription change.
+	// 1. Update the member; bump the group epoch on a subscription change. A heartbeat that
+	// changes nothing (the steady case) keeps the member as it is, without a copy.
+	nm := old
+	if !cgMemberUnchanged(old, req, c) {
+		nm = cgUpdatedMember(old, memberID, req, c)
+	}
+	before, after, err := g.updateMemberAndReconcile(st, old, nm, owned)
+	if err != nil {
+		return nil, err
+	}
+	g.scheduleSession(st, memberID)
+
+	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	mid := memberID
+	resp.MemberID = &mid
+	resp.MemberEpoch = after.epoch
+	resp.HeartbeatIntervalMillis = cgHeartbeatInterval(st)
+	full := req.MemberEpoch == 0 || (req.RebalanceTimeoutMillis != -1 &&
+		(req.SubscribedTopicNames != nil || req.SubscribedTopicRegex != nil) && req.Topics != nil)
+	if full || (before != after && !equalTP(before.assigned, after.assigned)) {
+		resp.Assignment = cgResponseAssignment(after.assigned)
+	}
+	return resp, nil
+}
+
+// cgMemberUnchanged reports whether applying the heartbeat to old would leave every member
+// metadata field as it is (so cgUpdatedMember would encode to the same record): a member is
+// known, uses the consumer protocol, and the request and connection repeat its values or omit
+// them. Conservative: a subscription list that is not already sorted and distinct counts as a
+// change (the slow path then compares encodings).
+func cgMemberUnchanged(old *consumerMember, req *kmsg.ConsumerGroupHeartbeatRequest, c *Call) bool {
+	if old == nil || old.classic != nil {
+		return false
+	}
+	if req.InstanceID != nil && (old.instanceID == nil || *old.instanceID != *req.InstanceID) {
+		return false
+	}
+	if req.RackID != nil && (old.rackID == nil || *old.rackID != *req.RackID) {
+		return false
+	}
+	if req.RebalanceTimeoutMillis != -1 && req.RebalanceTimeoutMillis != old.rebalanceTimeout {
+		return false
+	}
+	if req.ServerAssignor != nil && *req.ServerAssignor != old.serverAssignor {
+		return false
+	}
+	if req.SubscribedTopicRegex != nil && *req.SubscribedTopicRegex != old.subscribedRegex {
+		return false
+	}
+	if names := req.SubscribedTopicNames; names != nil {
+		if old.subscribedNames == nil || len(names) != len(old.subscribedNames) {
+			return false
+		}
+		for i, n := range names {
+			if n != old.subscribedNames[i] {
+				return false
+			}
+		}
+	}
+	if c != nil && (c.ClientHost != old.clientHost || (c.ClientID != nil && *c.ClientID != old.clientID)) {
+		return false
+	}
+	return true
+}
+
+// cgUpdatedMember is old (nil: a new member memberID) with the heartbeat's fields applied.
+func cgUpdatedMember(old *consumerMember, memberID string, req *kmsg.ConsumerGroupHeartbeatRequest, c *Call) *consumerMember {
 	nm := &consumerMember{id: memberID}
 	if old != nil {
 		cp := *old
@@ -323,23 +430,7 @@ func (g *ConsumerGroup) heartbeat(st *State, c *Call, req *kmsg.ConsumerGroupHea
 		}
 		nm.clientHost = c.ClientHost
 	}
-	before, after, err := g.updateMemberAndReconcile(st, old, nm, owned)
-	if err != nil {
-		return nil, err
-	}
-	g.scheduleSession(st, memberID)
-
-	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
-	mid := memberID
-	resp.MemberID = &mid
-	resp.MemberEpoch = after.epoch
-	resp.HeartbeatIntervalMillis = cgHeartbeatInterval(st)
-	full := req.MemberEpoch == 0 || (req.RebalanceTimeoutMillis != -1 &&
-		(req.SubscribedTopicNames != nil || req.SubscribedTopicRegex != nil) && req.Topics != nil)
-	if full || !equalTP(before.assigned, after.assigned) {
-		resp.Assignment = cgResponseAssignment(after.assigned)
-	}
-	return resp, nil
+	return nm
 }
 
 // updateMemberAndReconcile is steps 1–3 of a consumer group heartbeat, shared by the
@@ -347,9 +438,10 @@ func (g *ConsumerGroup) heartbeat(st *State, c *Call, req *kmsg.ConsumerGroupHea
 // write the member if it changed and bump the group epoch on a subscription, preferred-assignor
 // or metadata-hash change; compute a new target assignment when the group epoch is ahead (at
 // most once per group.consumer.assignment.interval.ms); reconcile the member towards its
-// target. old is nil for a new member; owned is what the member reports owning (nil: not
-// reported). It returns the member's current assignment before and after.
-func (g *ConsumerGroup) updateMemberAndReconcile(st *State, old, nm *consumerMember, owned topicPartitions) (before, after *consumerCurrent, err error) {
+// target. old is nil for a new member; nm == old when nothing changed; owned is what the member
+// reports owning (nil: not reported). It returns the member's current assignment before and
+// after (the same pointer when unchanged).
+func (g *ConsumerGroup) updateMemberAndReconcile(st *State, old, nm *consumerMember, owned *ownedReport) (before, after *consumerCurrent, err error) {
 	// The preferred assignor and the regexes are group-wide (O(members)): recompute them only
 	// when this member's choice changed or a refresh is due.
 	assignorChanged := (old == nil && nm.serverAssignor != "") || (old != nil && old.serverAssignor != nm.serverAssignor)
@@ -362,7 +454,7 @@ func (g *ConsumerGroup) updateMemberAndReconcile(st *State, old, nm *consumerMem
 		regexDue = true
 	}
 	bump := g.epoch == 0
-	if old == nil || string(cgMemberValue(old)) != string(cgMemberValue(nm)) {
+	if old == nil || (old != nm && string(cgMemberValue(old)) != string(cgMemberValue(nm))) {
 		var oldNames []string
 		oldRegex := ""
 		if old != nil {
@@ -404,7 +496,7 @@ func (g *ConsumerGroup) updateMemberAndReconcile(st *State, old, nm *consumerMem
 	_, hadCurrent := g.currents[nm.id]
 	after = before
 	if !hadCurrent || before.state != MemberStable || before.epoch != g.assignmentEpoch {
-		after = g.reconcile(nm.id, before, g.assignmentEpoch, g.targets[nm.id], owned)
+		after = g.reconcile(nm.id, before, g.assignmentEpoch, g.targets[nm.id], owned.get())
 		if !hadCurrent || !equalCurrent(before, after) {
 			g.writeCurrent(st, nm.id, after)
 			// Classic-protocol members are governed by their join and sync timeouts instead.
@@ -530,16 +622,37 @@ func (g *ConsumerGroup) deleteEmpty(st *State) {
 func sessionTimeoutKey(g, m string) string   { return "session-timeout-" + g + "-" + m }
 func rebalanceTimeoutKey(g, m string) string { return "rebalance-timeout-" + g + "-" + m }
 
+// cgSessionTag marks a consumer group session timer: its fn fences the member named by the key.
+const cgSessionTag = timerTag("consumer-session")
+
+// sessionKey is sessionTimeoutKey(g.id, mid), cached on the member (built once, not per
+// heartbeat).
+func (g *ConsumerGroup) sessionKey(m *consumerMember, mid string) string {
+	if m == nil {
+		return sessionTimeoutKey(g.id, mid)
+	}
+	if m.sessionKeyFor != mid || m.sessionKey == "" {
+		m.sessionKey, m.sessionKeyFor = sessionTimeoutKey(g.id, mid), mid
+	}
+	return m.sessionKey
+}
+
 // scheduleSession (re)arms the member's session timeout (group.consumer.session.timeout.ms);
 // expiry fences the member.
-// A classic-protocol member uses the session timeout of its JoinGroup.
+// A classic-protocol member uses the session timeout of its JoinGroup. Re-arming an armed
+// session timer only moves its deadline (Timers.Rearm: no allocation).
 func (g *ConsumerGroup) scheduleSession(st *State, mid string) {
 	gid := g.id
 	d := cgSessionTimeout(st)
-	if m := g.members[mid]; m != nil && m.classic != nil {
+	m := g.members[mid]
+	if m != nil && m.classic != nil {
 		d = time.Duration(m.classic.sessionTimeout) * time.Millisecond
 	}
-	st.Timers.Schedule(sessionTimeoutKey(gid, mid), st.Now.Add(d), func(st *State) {
+	key := g.sessionKey(m, mid)
+	if st.Timers.Rearm(key, cgSessionTag, st.Now.Add(d)) {
+		return
+	}
+	st.Timers.ScheduleTagged(key, cgSessionTag, st.Now.Add(d), func(st *State) {
 		if cg, ok := st.Groups[gid].(*ConsumerGroup); ok {
 			cg.fenceMember(st, mid, "its session expired")
 		}

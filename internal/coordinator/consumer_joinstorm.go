@@ -15,6 +15,7 @@ type JoinStormResult struct {
 	Members     int
 	Partitions  int32
 	Steps       int           // heartbeat rounds after the joins until Stable
+	Heartbeats  int           // ConsumerGroupHeartbeat requests sent, the joins included
 	Settled     time.Duration // manual-clock time from the joins until the group is Stable
 	Assignments int           // target assignments computed (TargetAssignmentMetadata records)
 	Records     int           // records written
@@ -77,6 +78,7 @@ func SimulateConsumerJoinStorm(members int, partitions int32, maxSteps int, over
 			req.SubscribedTopicNames = []string{"storm"}
 			req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
 		}
+		res.Heartbeats++
 		resp, _ := h.Do(meta, ConsumerGroupHeartbeat(req)).Response().(*kmsg.ConsumerGroupHeartbeatResponse)
 		if resp == nil {
 			return fmt.Errorf("member %s: no response", cl.id)
@@ -124,7 +126,24 @@ func SimulateConsumerJoinStorm(members int, partitions int32, maxSteps int, over
 			res.Assignments++
 		}
 	}
-	// Check the outcome: every partition owned exactly once.
+	// Check the outcome: every member is at the group's target assignment epoch and owns exactly
+	// its target assignment, and every partition is owned exactly once.
+	g := h.St.Groups["storm"].(*ConsumerGroup)
+	if g.epoch != g.assignmentEpoch {
+		return res, fmt.Errorf("group epoch %d ahead of the assignment epoch %d", g.epoch, g.assignmentEpoch)
+	}
+	for _, cl := range clients {
+		if cl.epoch != g.assignmentEpoch {
+			return res, fmt.Errorf("member %s at epoch %d, target epoch %d", cl.id, cl.epoch, g.assignmentEpoch)
+		}
+		owned := topicPartitions{}
+		for _, t := range cl.owned {
+			owned[t.TopicID] = append(owned[t.TopicID], t.Partitions...)
+		}
+		if !equalTP(normalizeTP(owned), normalizeTP(g.targets[cl.id])) {
+			return res, fmt.Errorf("member %s owns %d partitions, not its target of %d", cl.id, countPartitions(owned), countPartitions(g.targets[cl.id]))
+		}
+	}
 	seen := make(map[int32]bool, partitions)
 	for _, cl := range clients {
 		for _, t := range cl.owned {
@@ -147,4 +166,12 @@ func SimulateConsumerJoinStorm(members int, partitions int32, maxSteps int, over
 		return res, fmt.Errorf("%d of %d partitions owned (missing e.g. %v)", len(seen), partitions, missing)
 	}
 	return res, nil
+}
+
+func countPartitions(a topicPartitions) int {
+	n := 0
+	for _, ps := range a {
+		n += len(ps)
+	}
+	return n
 }

@@ -19,8 +19,56 @@ func (g *ConsumerGroup) reconcile(mid string, cur *consumerCurrent, targetEpoch 
 		}
 		return g.nextAssignment(mid, cur, targetEpoch, target, owned)
 	default: // UNRELEASED_PARTITIONS
+		if g.stillUnreleased(mid, cur, targetEpoch, target) {
+			return cur
+		}
 		return g.nextAssignment(mid, cur, targetEpoch, target, owned)
 	}
+}
+
+// stillUnreleased reports whether nextAssignment would return an assignment equal to cur (so
+// the heartbeat of a member waiting for partitions changes nothing): cur is UNRELEASED_PARTITIONS
+// at the target epoch with previous epoch equal to it, owns only target partitions (nothing to
+// revoke), each with a known assignment epoch and no other, and every target partition it lacks
+// is still owned by another member. O(target partitions) lookups, no allocation, instead of
+// rebuilding the assignment on every heartbeat while another member revokes.
+func (g *ConsumerGroup) stillUnreleased(mid string, cur *consumerCurrent, targetEpoch int32, target topicPartitions) bool {
+	if cur.epoch != targetEpoch || cur.prevEpoch != cur.epoch || len(cur.pending) != 0 {
+		return false
+	}
+	n := 0
+	for t, ps := range cur.assigned {
+		if len(ps) == 0 {
+			return false
+		}
+		tgt := target[t]
+		for _, p := range ps {
+			if !containsPartition(tgt, p) {
+				return false
+			}
+			if _, ok := cur.epochs.get(t, p); !ok {
+				return false
+			}
+			n++
+		}
+	}
+	if len(cur.epochs) != n {
+		return false
+	}
+	waiting := false
+	for t, ps := range target {
+		have := cur.assigned[t]
+		for _, p := range ps {
+			if containsPartition(have, p) {
+				continue
+			}
+			if o := g.owner(t, p); o == "" || o == mid {
+				return false // it would be given now
+			}
+			waiting = true
+		}
+	}
+	return waiting
 }
 
 // ownsAny reports whether the member still owns one of the partitions; an unreported owned set

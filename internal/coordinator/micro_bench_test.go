@@ -128,9 +128,10 @@ func BenchmarkShardReload(b *testing.B) {
 // MEMBER_ID_REQUIRED round trip, the rejoin with the id, then the initial rebalance delay
 // elapsing, re-armed while members arrive): one op is the whole storm until every member has its JoinGroup response.
 func BenchmarkClassicJoinStorm(b *testing.B) {
-	for _, n := range []int{10, 100, 1000} {
+	for _, n := range []int{100, 1000, 3000} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			b.ReportAllocs()
+			cpu0 := benchCPUTime()
 			for b.Loop() {
 				h := NewHarness(microBenchConfig())
 				calls := make([]*Call, n)
@@ -158,6 +159,8 @@ func BenchmarkClassicJoinStorm(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "joins/s")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/member")
+			b.ReportMetric(float64((benchCPUTime()-cpu0).Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/member")
 		})
 	}
 }

@@ -103,6 +103,10 @@ type Shard struct {
 type appendReq struct {
 	lease store.Shard
 	recs  []Record
+	// replies are released by the committer as soon as the Append succeeds (their responses
+	// were set by the loop before the batch was handed over), one goroutine hand-off sooner than
+	// through the loop; a failed Append leaves them to the loop, which fails them.
+	replies []*Call
 }
 
 const (
@@ -181,8 +185,15 @@ func (rt *Runtime) Clock() Clock { return rt.clock }
 // ShardFor is Kafka's group → __consumer_offsets partition rule: abs(Java String.hashCode) mod
 // N, with Utils.abs mapping MinInt32 to 0.
 func ShardFor(groupID string, shards int32) int32 {
+	// Java's String.hashCode over UTF-16 code units, computed without building the UTF-16 slice.
 	var h int32
-	for _, r := range utf16Units(groupID) {
+	for _, r := range groupID {
+		if r >= 0x10000 {
+			r -= 0x10000
+			h = 31*h + int32(0xD800+(r>>10))
+			h = 31*h + int32(0xDC00+(r&0x3FF))
+			continue
+		}
 		h = 31*h + int32(r)
 	}
 	if h == -2147483648 {
@@ -191,19 +202,6 @@ func ShardFor(groupID string, shards int32) int32 {
 		h = -h
 	}
 	return h % shards
-}
-
-func utf16Units(s string) []uint16 {
-	out := make([]uint16, 0, len(s))
-	for _, r := range s {
-		if r >= 0x10000 {
-			r -= 0x10000
-			out = append(out, uint16(0xD800+(r>>10)), uint16(0xDC00+(r&0x3FF)))
-			continue
-		}
-		out = append(out, uint16(r))
-	}
-	return out
 }
 
 // Do runs op on groupID's shard and waits for its reply. Errors are kerr errors: NOT_COORDINATOR
@@ -452,7 +450,7 @@ func (s *Shard) maybeCommit() {
 	s.inflight = b
 	s.cur = &batch{}
 	s.st.batch = s.cur
-	s.appends <- appendReq{lease: s.lease, recs: dedupe(b.records)}
+	s.appends <- appendReq{lease: s.lease, recs: dedupe(b.records), replies: b.replies}
 }
 
 // committer is the shard's long-lived Append goroutine: it appends each batch the loop hands it
@@ -462,6 +460,11 @@ func (s *Shard) committer() {
 	for req := range s.appends {
 		start := time.Now()
 		err := req.lease.Append(context.Background(), req.recs)
+		if err == nil {
+			for _, c := range req.replies {
+				c.finish()
+			}
+		}
 		if s.rt.hooks.OnCommit != nil {
 			s.rt.hooks.OnCommit(s.id, len(req.recs), time.Since(start), err)
 		}
@@ -474,7 +477,9 @@ func (s *Shard) committed(err error) bool {
 	b := s.inflight
 	s.inflight = nil
 	if err == nil {
-		s.release(b, nil)
+		for _, c := range b.replies { // released by the committer already
+			delete(s.outstanding, c)
+		}
 		return true
 	}
 	s.rt.log.Error("coordinator: batch commit failed; failing its requests and reloading the shard",

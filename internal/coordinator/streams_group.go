@@ -164,6 +164,8 @@ type streamsMemberSoft struct {
 	TaskEndOffsets map[streamsTask]int64
 	// EndpointEpoch is the last EndpointInformationEpoch the member sent.
 	EndpointEpoch int32
+	// sessionKey is the member's session timer key, cached for member id sessionKeyFor.
+	sessionKey, sessionKeyFor string
 }
 
 // StreamsGroup is a KIP-1071 streams group. Its durable state is exactly what its records hold
@@ -205,6 +207,7 @@ type StreamsGroup struct {
 	endpointEpoch     int32
 	delayDeadline     time.Time
 	hashCache         map[string]streamsTopicHash
+	hashMemo          streamsHashMemo
 }
 
 func newStreamsGroup(id string) *StreamsGroup {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,12 +39,19 @@ var (
 	streamsDefaults     *config.Values
 )
 
+var streamsConfigMemo cfgMemo[streamsConfig]
+
+// streamsCfg derives the streams configuration once per config Values (streamsConfigMemo).
 func streamsCfg(st *State) streamsConfig {
 	v := st.Cfg.Values
 	if v == nil {
 		streamsDefaultsOnce.Do(func() { streamsDefaults = config.Defaults() })
 		v = streamsDefaults
 	}
+	return streamsConfigMemo.get(v, deriveStreamsConfig)
+}
+
+func deriveStreamsConfig(v *config.Values) streamsConfig {
 	c := streamsConfig{
 		session:      v.Ms("group.streams.session.timeout.ms"),
 		heartbeat:    v.Ms("group.streams.heartbeat.interval.ms"),
@@ -52,12 +60,23 @@ func streamsCfg(st *State) streamsConfig {
 		warmups:      int(v.Int("group.streams.num.warmup.replicas")),
 		initialDelay: v.Ms("group.streams.initial.rebalance.delay.ms"),
 	}
-	for _, p := range v.List("group.coordinator.rebalance.protocols") {
-		if p == "streams" {
+	// Values.List without its slice: this runs on every heartbeat.
+	for p := range strings.SplitSeq(v.String("group.coordinator.rebalance.protocols"), ",") {
+		if strings.TrimSpace(p) == "streams" {
 			c.enabled = true
 		}
 	}
 	return c
+}
+
+// sameAssignmentConfigs is sameStringMap(m, c.assignmentConfigs()) without building the map.
+func (c streamsConfig) sameAssignmentConfigs(m map[string]string) bool {
+	if len(m) != 2 {
+		return false
+	}
+	s, ok1 := m["num.standby.replicas"]
+	w, ok2 := m["num.warmup.replicas"]
+	return ok1 && ok2 && s == strconv.Itoa(c.standbys) && w == strconv.Itoa(c.warmups)
 }
 
 // assignmentConfigs are the assignment configs stored with the group epoch; a change bumps it.
@@ -235,7 +254,7 @@ func streamsHeartbeat(st *State, c *Call, req *kmsg.StreamsGroupHeartbeatRequest
 	// Topology configuration and metadata hash (seed step 5, KIP-1101).
 	hash, validated := g.reconfigure(st)
 	if hash != g.metadataHash || validated != g.validatedTopologyEpoch ||
-		!sameStringMap(g.lastAssignmentConfigs, cfg.assignmentConfigs()) {
+		!cfg.sameAssignmentConfigs(g.lastAssignmentConfigs) {
 		bump = true
 	}
 	if bump {
@@ -247,7 +266,11 @@ func streamsHeartbeat(st *State, c *Call, req *kmsg.StreamsGroupHeartbeatRequest
 	if err != nil {
 		return nil, err
 	}
-	owned := ownedFromRequest(req)
+	// Only a member with tasks pending revocation looks at what it reports owning.
+	var owned *streamsTaskSet
+	if g.currentOf(id).State == streamsMemberUnrevokedTasks {
+		owned = ownedFromRequest(req)
+	}
 	changed := g.reconcile(st, id, owned)
 
 	// Response.
@@ -422,6 +445,9 @@ func streamsLeave(st *State, req *kmsg.StreamsGroupHeartbeatRequest) (*StreamsHe
 
 // streamsUpdatedMeta applies the request's non-null fields to a member's metadata.
 func streamsUpdatedMeta(old *streamsMemberMeta, req *kmsg.StreamsGroupHeartbeatRequest, c *Call, topo *StreamsTopology) *streamsMemberMeta {
+	if topo == nil && streamsMetaUnchanged(old, req, c) {
+		return old // the steady heartbeat: no copy
+	}
 	nm := &streamsMemberMeta{ClientTags: map[string]string{}}
 	if old != nil {
 		cp := *old
@@ -464,6 +490,31 @@ func streamsUpdatedMeta(old *streamsMemberMeta, req *kmsg.StreamsGroupHeartbeatR
 		nm.TopologyEpoch = topo.Epoch
 	}
 	return nm
+}
+
+// streamsMetaUnchanged reports whether the heartbeat repeats or omits every member metadata
+// field of old (conservative: non-empty client tags count as a change).
+func streamsMetaUnchanged(old *streamsMemberMeta, req *kmsg.StreamsGroupHeartbeatRequest, c *Call) bool {
+	switch {
+	case old == nil:
+		return false
+	case c != nil && (c.ClientHost != old.ClientHost || (c.ClientID != nil && *c.ClientID != old.ClientID)):
+		return false
+	case req.InstanceID != nil && (old.InstanceID == nil || *old.InstanceID != *req.InstanceID):
+		return false
+	case req.RackID != nil && (old.RackID == nil || *old.RackID != *req.RackID):
+		return false
+	case req.RebalanceTimeoutMillis != -1 && req.RebalanceTimeoutMillis != old.RebalanceTimeout:
+		return false
+	case req.ProcessID != nil && *req.ProcessID != old.ProcessID:
+		return false
+	case req.UserEndpoint != nil && (old.UserEndpoint == nil ||
+		*old.UserEndpoint != streamsEndpoint{Host: req.UserEndpoint.Host, Port: req.UserEndpoint.Port}):
+		return false
+	case req.ClientTags != nil && (len(req.ClientTags) != 0 || len(old.ClientTags) != 0):
+		return false
+	}
+	return true
 }
 
 func (g *StreamsGroup) staticOwner(instance string) string {
@@ -541,9 +592,26 @@ func (g *StreamsGroup) reconfigure(st *State) (hash int64, validated int32) {
 	return hash, validated
 }
 
+// streamsSessionTag marks a streams session timer: its fn removes the member named by the key.
+const streamsSessionTag = timerTag("streams-session")
+
+// scheduleSession (re)arms the member's session timeout; re-arming an armed one only moves its
+// deadline (Timers.Rearm), with the key cached in the member's in-memory state.
 func (g *StreamsGroup) scheduleSession(st *State, id string, cfg streamsConfig) {
 	gid := g.id
-	st.Timers.Schedule(streamsSessionKey(gid, id), st.Now.Add(cfg.session), func(st *State) {
+	key := ""
+	if s := g.soft[id]; s != nil {
+		if s.sessionKeyFor != id || s.sessionKey == "" {
+			s.sessionKey, s.sessionKeyFor = streamsSessionKey(gid, id), id
+		}
+		key = s.sessionKey
+	} else {
+		key = streamsSessionKey(gid, id)
+	}
+	if st.Timers.Rearm(key, streamsSessionTag, st.Now.Add(cfg.session)) {
+		return
+	}
+	st.Timers.ScheduleTagged(key, streamsSessionTag, st.Now.Add(cfg.session), func(st *State) {
 		cur, ok := st.Groups[gid].(*StreamsGroup)
 		if !ok || cur.meta[id] == nil {
 			return

@@ -380,9 +380,26 @@ func (g *StreamsGroup) computeMetadataHash(topics TopicSource) int64 {
 		return 0
 	}
 	rack := topics.Rack()
+	// The steady heartbeat: same topology, same rack, every required topic with the same id and
+	// partition count as when the hash was last computed.
+	if m := &g.hashMemo; m.topo == g.topology && m.epoch == g.topology.Epoch && m.rack == rack && m.valid {
+		same := true
+		for _, in := range m.inputs {
+			id, n, ok := topics.TopicID(in.name)
+			if ok != in.ok || id != in.id || n != in.partitions {
+				same = false
+				break
+			}
+		}
+		if same {
+			return m.hash
+		}
+	}
+	memo := streamsHashMemo{topo: g.topology, epoch: g.topology.Epoch, rack: rack, valid: true}
 	hashes := map[string]int64{}
 	for _, name := range g.topology.requiredTopics() {
 		id, n, ok := topics.TopicID(name)
+		memo.inputs = append(memo.inputs, streamsHashInput{name: name, ok: ok, id: id, partitions: n})
 		if !ok {
 			continue
 		}
@@ -399,5 +416,26 @@ func (g *StreamsGroup) computeMetadataHash(topics TopicSource) int64 {
 		g.hashCache[name] = streamsTopicHash{id: id, partitions: n, rack: rack, hash: h}
 		hashes[name] = h
 	}
-	return metahash.GroupHash(hashes)
+	memo.hash = metahash.GroupHash(hashes)
+	g.hashMemo = memo
+	return memo.hash
+}
+
+// streamsHashMemo is the last computed metadata hash of a streams group and its inputs (in
+// memory only): it stays valid while the topology (same object and epoch), the rack and every
+// required topic's existence, id and partition count are unchanged.
+type streamsHashMemo struct {
+	valid  bool
+	topo   *StreamsTopology
+	epoch  int32
+	rack   string
+	inputs []streamsHashInput
+	hash   int64
+}
+
+type streamsHashInput struct {
+	name       string
+	ok         bool
+	id         [16]byte
+	partitions int32
 }

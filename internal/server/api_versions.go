@@ -17,7 +17,14 @@ func (s *Server) apiVersions(_ context.Context, r *Request) kmsg.Response {
 	return resp
 }
 
+// apiKeys lists the served keys; handlers are registered before Serve, so the list is built once
+// and shared by every response (encoding does not modify it).
 func (s *Server) apiKeys() []kmsg.ApiVersionsResponseApiKey {
+	s.apiKeysOnce.Do(func() { s.apiKeysList = s.buildAPIKeys() })
+	return s.apiKeysList
+}
+
+func (s *Server) buildAPIKeys() []kmsg.ApiVersionsResponseApiKey {
 	var out []kmsg.ApiVersionsResponseApiKey
 	for _, a := range wire.Supported {
 		if s.handlers[a.Key] == nil {

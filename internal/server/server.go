@@ -25,7 +25,10 @@ import (
 type Request struct {
 	Header     wire.Header
 	ClientHost string
-	Body       kmsg.Request
+	// ClientHostKafka is ClientHost as Kafka reports it in group descriptions ("/" + host),
+	// built once per connection.
+	ClientHostKafka string
+	Body            kmsg.Request
 }
 
 // Handler serves one API key. It returns the response to send, or nil to send none (Produce with
@@ -83,6 +86,9 @@ type Server struct {
 
 	decodeMem budget
 	badLog    logLimiter
+
+	apiKeysOnce sync.Once
+	apiKeysList []kmsg.ApiVersionsResponseApiKey // computed at the first ApiVersions
 
 	mu     sync.Mutex
 	ln     net.Listener
@@ -207,6 +213,7 @@ func (s *Server) serveConn(c net.Conn) {
 	}()
 	remote := c.RemoteAddr().String()
 	host, _, _ := net.SplitHostPort(remote)
+	kafkaHost := "/" + host
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	log := s.log.With("remote", remote)
@@ -216,10 +223,9 @@ func (s *Server) serveConn(c net.Conn) {
 	var unanswered atomic.Int64 // requests read whose response is not yet written
 	space := make(chan struct{}, 1)
 	writerDone := make(chan struct{})
+	rw := &respWriter{c: c, idle: s.opts.IdleTimeout}
 	go func() {
 		defer close(writerDone)
-		var bw *bufio.Writer // allocated with the first response
-		var buf []byte
 		for p := range queue {
 			select {
 			case <-p.done:
@@ -235,33 +241,19 @@ func (s *Server) serveConn(c net.Conn) {
 				unanswered.Add(-1)
 				continue
 			}
-			buf = wire.AppendResponse(buf[:0], p.hdr, p.resp)
-			if bw == nil {
-				bw = bufio.NewWriterSize(c, writeBufferSize)
-			}
-			if s.opts.IdleTimeout > 0 {
-				// A client that reads nothing for the idle timeout is closed (Kafka's idle
-				// rule); its pipelined requests stop being read long before (in-flight limits).
-				c.SetWriteDeadline(time.Now().Add(s.opts.IdleTimeout))
-			}
-			if _, err := bw.Write(buf); err != nil {
+			if err := rw.write(p.hdr, p.resp, false); err != nil {
 				cancel()
 				return
 			}
 			unanswered.Add(-1)
-			if cap(buf) > maxRetainedResponseBuffer {
-				buf = nil
-			}
 			if len(queue) == 0 {
-				if err := bw.Flush(); err != nil {
+				if err := rw.flush(); err != nil {
 					cancel()
 					return
 				}
 			}
 		}
-		if bw != nil {
-			bw.Flush()
-		}
+		rw.flush()
 	}()
 	defer func() {
 		// The reader is done (EOF, bad input or shutdown): cancel in-flight handlers (a long-poll
@@ -273,6 +265,8 @@ func (s *Server) serveConn(c net.Conn) {
 
 	// lastOrdered is the completion of the connection's latest ordered request (see ordered).
 	var lastOrdered chan struct{}
+	// readExpires is the read deadline currently set on c.
+	var readExpires time.Time
 	br := bufio.NewReaderSize(c, readBufferSize)
 	for {
 		for inflight.Load() > s.opts.MaxInflightBytes {
@@ -283,12 +277,13 @@ func (s *Server) serveConn(c net.Conn) {
 			}
 		}
 		if s.opts.IdleTimeout > 0 {
-			if !s.awaitRequest(c, br, &unanswered) {
+			if !s.awaitRequest(c, br, &unanswered, &readExpires) {
 				log.Info("closing idle connection", "idle_timeout", s.opts.IdleTimeout)
 				return
 			}
-			// The rest of the frame must follow within the idle timeout too.
-			c.SetReadDeadline(time.Now().Add(s.opts.IdleTimeout))
+			// The rest of the frame must follow within the idle timeout too (within 7/8 of it
+			// at least: the deadline is re-armed only when less than that is left).
+			s.armRead(c, &readExpires, time.Now())
 		}
 		frame, err := wire.ReadFrame(br, s.opts.MaxRequestBytes)
 		if err != nil {
@@ -309,15 +304,12 @@ func (s *Server) serveConn(c net.Conn) {
 			s.warnBadInput(log, "closing connection: bad request header", "err", err)
 			return
 		}
-		p := &pending{hdr: hdr, size: int64(len(frame)), done: make(chan struct{})}
 		req, herr := s.decode(hdr, body)
-		if herr == nil {
-			p.size += responseReserve(req)
-		}
 		if herr != nil {
 			if hdr.APIKey == 18 {
 				// ApiVersions with a version we do not know: Kafka answers v0 with
 				// UNSUPPORTED_VERSION and its key table so the client can retry (KIP-511).
+				p := &pending{hdr: hdr, done: make(chan struct{})}
 				p.hdr.Flexible = false
 				p.resp = s.apiVersionsFallback()
 				close(p.done)
@@ -332,6 +324,23 @@ func (s *Server) serveConn(c net.Conn) {
 		if hdr.APIKey >= 0 && int(hdr.APIKey) < len(s.Stats.Requests) {
 			s.Stats.Requests[hdr.APIKey].Add(1)
 		}
+		h := s.handlers[hdr.APIKey]
+		r := &Request{Header: hdr, ClientHost: host, ClientHostKafka: kafkaHost, Body: req}
+		if inline(hdr.APIKey) && unanswered.Load() == 0 {
+			// Nothing of this connection is outstanding: handle it here and answer directly.
+			resp, ok := s.runInline(ctx, log, h, r)
+			if !ok {
+				return
+			}
+			lastOrdered = nil // every earlier request is answered
+			if resp != nil {
+				if err := rw.write(hdr, resp, true); err != nil {
+					return
+				}
+			}
+			continue
+		}
+		p := &pending{hdr: hdr, size: int64(len(frame)) + responseReserve(req), done: make(chan struct{})}
 		inflight.Add(p.size)
 		unanswered.Add(1)
 		select {
@@ -339,8 +348,6 @@ func (s *Server) serveConn(c net.Conn) {
 		case <-ctx.Done():
 			return
 		}
-		h := s.handlers[hdr.APIKey]
-		r := &Request{Header: hdr, ClientHost: host, Body: req}
 		var prev chan struct{}
 		if ordered(hdr.APIKey) {
 			prev, lastOrdered = lastOrdered, p.done
@@ -370,19 +377,55 @@ func (s *Server) serveConn(c net.Conn) {
 // awaitRequest waits for the first byte of the client's next request, for at most the idle
 // timeout while no request is being answered; a connection with requests still being answered
 // (a long JoinGroup, a long-poll Fetch) is not idle. It returns false when the connection is
-// idle (or the wait failed for another reason, which the next read reports).
-func (s *Server) awaitRequest(c net.Conn, br *bufio.Reader, unanswered *atomic.Int64) bool {
+// idle (or the wait failed for another reason, which the next read reports). The read deadline
+// is re-armed only when less than 7/8 of the idle timeout is left (armRead); a deadline that
+// fires before the idle timeout has passed since the wait began is re-armed, not obeyed.
+func (s *Server) awaitRequest(c net.Conn, br *bufio.Reader, unanswered *atomic.Int64, expires *time.Time) bool {
+	if br.Buffered() > 0 {
+		return true
+	}
+	start := time.Now()
+	s.armRead(c, expires, start)
 	for {
-		c.SetReadDeadline(time.Now().Add(s.opts.IdleTimeout))
 		_, err := br.Peek(1)
 		var ne net.Error
 		if err == nil || !errors.As(err, &ne) || !ne.Timeout() {
 			return true
 		}
+		now := time.Now()
+		if now.Sub(start) < s.opts.IdleTimeout {
+			*expires = start.Add(s.opts.IdleTimeout)
+			c.SetReadDeadline(*expires)
+			continue
+		}
 		if unanswered.Load() == 0 {
 			return false
 		}
+		start = now
+		*expires = now.Add(s.opts.IdleTimeout)
+		c.SetReadDeadline(*expires)
 	}
+}
+
+// armRead sets the read deadline to now + the idle timeout unless the one set leaves at least
+// 7/8 of it.
+func (s *Server) armRead(c net.Conn, expires *time.Time, now time.Time) {
+	if expires.Sub(now) < s.opts.IdleTimeout-s.opts.IdleTimeout/8 {
+		*expires = now.Add(s.opts.IdleTimeout)
+		c.SetReadDeadline(*expires)
+	}
+}
+
+// runInline runs handler h for r on the reader goroutine; false means it panicked (logged) and
+// the connection must close.
+func (s *Server) runInline(ctx context.Context, log *slog.Logger, h Handler, r *Request) (resp kmsg.Response, ok bool) {
+	defer func() {
+		if rec := recover(); rec != nil {
+			log.Error("handler panicked; closing connection", "api", kmsg.NameForKey(r.Header.APIKey), "panic", rec)
+			resp, ok = nil, false
+		}
+	}()
+	return h(ctx, r), true
 }
 
 // decode validates the key and version against the table and the registered handlers, then

@@ -18,7 +18,8 @@ func (st *state) passTasks(stateful bool) []int32 {
 			n += int(s.NumTasks)
 		}
 	}
-	start := make([]int32, maxP+1)
+	start := filled(st.scratch.passStart, int(maxP)+1, 0)
+	st.scratch.passStart = start
 	for _, s := range st.subs {
 		if s.Stateful == stateful {
 			for p := int32(0); p < s.NumTasks; p++ {
@@ -29,7 +30,8 @@ func (st *state) passTasks(stateful bool) []int32 {
 	for p := int32(0); p < maxP; p++ {
 		start[p+1] += start[p]
 	}
-	out := make([]int32, n)
+	out := grow(st.scratch.passTasks, n)
+	st.scratch.passTasks = out
 	for i, s := range st.subs {
 		if s.Stateful == stateful {
 			off := st.subOffset[i]
@@ -95,7 +97,28 @@ func (st *state) assignActive(stateful bool) error {
 	}
 	// 4. The rest, in subtopology then partition order, to the least-loaded
 	// process and its least-loaded member.
-	ph := newProcHeap(st)
+	if st.uniformCap {
+		q := newRRQueue(st, &st.scratch.rr)
+		defer q.release(&st.scratch.rr)
+		return st.assignRest(stateful, &q)
+	}
+	ph := newProcHeap(st, &st.scratch.heapA)
+	defer ph.release(&st.scratch.heapA)
+	return st.assignRest(stateful, &ph)
+}
+
+// leastLoaded is a queue of processes by load per member (procHeap, or
+// rrQueue when all processes have the same capacity).
+type leastLoaded interface {
+	len() int
+	top() int32
+	pop() int32
+	fixTop()
+}
+
+// assignRest gives the unassigned tasks of a pass, in subtopology then
+// partition order, to the least-loaded process and its least-loaded member.
+func (st *state) assignRest(stateful bool, q leastLoaded) error {
 	for si, s := range st.subs {
 		if s.Stateful != stateful {
 			continue
@@ -106,17 +129,18 @@ func (st *state) assignActive(stateful bool) error {
 				continue
 			}
 			for {
-				if ph.len() == 0 {
+				if q.len() == 0 {
 					return fmt.Errorf("streams assignor: no member has capacity for active task %s", st.taskName(t))
 				}
-				m := st.mh.min(ph.top())
+				m := st.mh.min(q.top())
 				if !st.eligible(m) {
 					// Loads only grow during the pass, so the process stays full.
-					ph.pop()
+					q.pop()
 					continue
 				}
-				assign(t, m)
-				ph.down(0)
+				st.owner[t] = m
+				st.take(m)
+				q.fixTop()
 				break
 			}
 		}

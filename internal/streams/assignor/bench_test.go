@@ -169,6 +169,7 @@ func BenchmarkStreamsSpecIteration(b *testing.B) {
 		spec := benchSpec(b, p)
 		b.Run(p.name(), func(b *testing.B) {
 			n := 0
+			start := cpuTime()
 			for b.Loop() {
 				for i := range spec.Members {
 					m := &spec.Members[i]
@@ -184,6 +185,7 @@ func BenchmarkStreamsSpecIteration(b *testing.B) {
 					}
 				}
 			}
+			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 			if n < 0 {
 				b.Fatal(n)
 			}

@@ -13,8 +13,13 @@
 // Members are indexed in MemberID order and processes in ProcessID order;
 // tasks are indexed subtopology by subtopology (subtopologies in ID order),
 // partition by partition. All later steps work on these integer indexes, so
-// the cost is O(tasks + members + reported lags), plus sorting and heap
-// operations on processes and members (log factors).
+// the cost is O(tasks + members + reported lags), plus sorting members and
+// heap operations on members of one process and, for standbys and for
+// processes of unequal sizes, on processes (log factors). When all
+// processes have the same number of members, the least-loaded process for
+// the remaining active tasks comes from a bucket queue in O(1). The working
+// arrays are pooled across calls; the output maps are allocated at their
+// final size.
 //
 //  1. Stateful active tasks, then stateless active tasks, are each balanced on
 //     their own, as Kafka does. Every member ends with floor or ceil of its

@@ -1,7 +1,44 @@
 package assignor
 
+// Task kinds of the output, as offsets of a (member, kind) key m*numKinds+kind.
+const (
+	outActive = iota
+	outStandby
+	outWarmup
+	numKinds
+)
+
+// forEachPlacement calls f for every task placement of subtopology si in
+// partition order: the active owner, the warm-up and the standbys of each
+// partition.
+func (st *state) forEachPlacement(si int, f func(key int32, p int32)) {
+	s := st.subs[si]
+	off := st.subOffset[si]
+	R := st.replicas
+	standbys := R > 0 && s.Stateful && len(st.standby) > 0
+	for p := int32(0); p < s.NumTasks; p++ {
+		t := off + p
+		f(st.owner[t]*numKinds+outActive, p)
+		if w := st.warm[t]; w >= 0 {
+			f(w*numKinds+outWarmup, p)
+		}
+		if standbys {
+			for _, m := range st.standby[int(t)*R : int(t)*R+R] {
+				if m >= 0 {
+					f(m*numKinds+outStandby, p)
+				}
+			}
+		}
+	}
+}
+
 // output builds the Assignment: every member present, partitions ascending.
-// The partitions of all members share one backing array.
+// A first pass counts the subtopologies and partitions of every (member,
+// kind); a second puts all partitions into one exactly sized array, each
+// (member, kind) owning a contiguous region of it in subtopology then
+// partition order (with the subtopology of each slot alongside); then every
+// TaskSet map is allocated at its final size and filled from its region in
+// one go, which keeps the map being filled in cache.
 func (st *state) output() Assignment {
 	out := make(Assignment, len(st.members))
 	if st.numTasks == 0 || len(st.members) == 0 {
@@ -10,70 +47,59 @@ func (st *state) output() Assignment {
 		}
 		return out
 	}
-	res := make([][3]TaskSet, len(st.members))
-	sizes := make([][3]int32, len(st.members))
-	R := st.replicas
-	// Per subtopology: collect each member's partitions, then publish them.
-	const (
-		active = iota
-		standby
-		warmup
-	)
-	type key struct {
-		m    int32
-		kind int8
-	}
-	arena := make([]int32, 0, st.numTasks+len(st.standby)+min(st.spec.NumWarmupReplicas, st.numSF))
-	bufs := make([][3][]int32, len(st.members))
-	var touched []key
-	type entry struct {
-		k          key
-		sub        int32
-		start, end int32 // in arena
-	}
-	entries := make([]entry, 0, cap(arena))
-	note := func(m int32, kind int8, p int32) {
-		if len(bufs[m][kind]) == 0 {
-			touched = append(touched, key{m, kind})
-		}
-		bufs[m][kind] = append(bufs[m][kind], p)
-	}
-	for si, s := range st.subs {
-		off := st.subOffset[si]
-		for p := int32(0); p < s.NumTasks; p++ {
-			t := off + p
-			note(st.owner[t], active, p)
-			if w := st.warm[t]; w >= 0 {
-				note(w, warmup, p)
+	sc := &st.scratch
+	K := len(st.members) * numKinds
+	entries := filled(sc.outCount, K, 0) // subtopologies per key
+	parts := filled(sc.outCursor, K, 0)  // partitions per key, then next free slot
+	lastSub := filled(sc.outSub, K, -1)
+	sc.outCount, sc.outCursor, sc.outSub = entries, parts, lastSub
+	for si := range st.subs {
+		st.forEachPlacement(si, func(k, _ int32) {
+			parts[k]++
+			if lastSub[k] != int32(si) {
+				lastSub[k] = int32(si)
+				entries[k]++
 			}
-			if R > 0 && s.Stateful {
-				for _, m := range st.standby[int(t)*R : int(t)*R+R] {
-					if m >= 0 {
-						note(m, standby, p)
-					}
-				}
-			}
-		}
-		for _, k := range touched {
-			b := bufs[k.m][k.kind]
-			start := len(arena)
-			arena = append(arena, b...)
-			entries = append(entries, entry{k, int32(si), int32(start), int32(len(arena))})
-			sizes[k.m][k.kind]++
-			bufs[k.m][k.kind] = b[:0]
-		}
-		touched = touched[:0]
+		})
 	}
-	// Maps sized up front: growing them dominated the cost otherwise.
-	for _, e := range entries {
-		ts := &res[e.k.m][e.k.kind]
-		if *ts == nil {
-			*ts = make(TaskSet, sizes[e.k.m][e.k.kind])
-		}
-		(*ts)[st.subs[e.sub].ID] = arena[e.start:e.end:e.end]
+	base := grow(sc.outStart, K+1) // region of key k: base[k]:base[k+1]
+	sc.outStart = base
+	total := int32(0)
+	for k, n := range parts {
+		base[k], parts[k] = total, total
+		total += n
+	}
+	base[K] = total
+	arena := make([]int32, total)
+	slotSub := grow(sc.slotSub, int(total))
+	sc.slotSub = slotSub
+	for si := range st.subs {
+		st.forEachPlacement(si, func(k, p int32) {
+			arena[parts[k]] = p
+			slotSub[parts[k]] = int32(si)
+			parts[k]++
+		})
 	}
 	for m, ms := range st.members {
-		out[ms.MemberID] = MemberAssignment{Active: res[m][active], Standby: res[m][standby], Warmup: res[m][warmup]}
+		var ts [numKinds]TaskSet
+		for kind := range ts {
+			k := m*numKinds + kind
+			if entries[k] == 0 {
+				continue
+			}
+			mp := make(TaskSet, entries[k])
+			for i, end := base[k], base[k+1]; i < end; {
+				si := slotSub[i]
+				j := i + 1
+				for j < end && slotSub[j] == si {
+					j++
+				}
+				mp[st.subs[si].ID] = arena[i:j:j]
+				i = j
+			}
+			ts[kind] = mp
+		}
+		out[ms.MemberID] = MemberAssignment{Active: ts[outActive], Standby: ts[outStandby], Warmup: ts[outWarmup]}
 	}
 	return out
 }

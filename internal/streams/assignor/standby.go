@@ -5,13 +5,11 @@ package assignor
 // warm-up, balancing active plus standby tasks per member.
 func (st *state) assignStandbys() {
 	R := st.replicas
-	st.standby = make([]int32, st.numTasks*R)
-	for i := range st.standby {
-		st.standby[i] = -1
-	}
+	st.standby = filled(st.standby, st.numTasks*R, -1)
 	st.setQuota(int64(st.numTasks) + int64(st.numSF)*int64(R))
 
-	var deferred []int32
+	deferred := st.scratch.deferred[:0]
+	defer func() { st.scratch.deferred = deferred }()
 	for si, s := range st.subs {
 		if !s.Stateful {
 			continue
@@ -52,13 +50,37 @@ func (st *state) assignStandbys() {
 	// no such process), to the least-loaded process not holding the task.
 	// Processes found full stay full for the pass and move to a second heap.
 	// Only a few processes hold a task, so few pops are needed per standby.
-	open := newProcHeap(st)
-	full := &procHeap{st: st}
-	var popped, poppedFull []int32
+	open := newProcHeap(st, &st.scratch.heapA)
+	full := procHeap{st: st, uniform: st.uniformCap, u: st.scratch.heapB.u[:0], h: st.scratch.heapB.h[:0]}
+	popped, poppedFull := st.scratch.popped[:0], st.scratch.poppedFull[:0]
+	defer func() {
+		open.release(&st.scratch.heapA)
+		full.release(&st.scratch.heapB)
+		st.scratch.popped, st.scratch.poppedFull = popped, poppedFull
+	}()
 	for _, t := range deferred {
 		for i := 0; i < R; i++ {
 			if st.standby[int(t)*R+i] >= 0 {
 				continue
+			}
+			// Fast paths: the least-loaded open process takes it, or, when
+			// that one is under quota but holds the task, the second
+			// least-loaded (which is what popping the first would find).
+			if open.len() > 0 {
+				if p := open.top(); st.eligible(st.mh.min(p)) {
+					if !st.holds(t, p) {
+						st.placeStandby(t, i, st.mh.min(p))
+						open.fixTop()
+						continue
+					}
+					if j := open.second(); j > 0 {
+						if q := open.at(j); st.eligible(st.mh.min(q)) && !st.holds(t, q) {
+							st.placeStandby(t, i, st.mh.min(q))
+							open.fixAt(j)
+							continue
+						}
+					}
+				}
 			}
 			target := int32(-1)
 			popped, poppedFull = popped[:0], poppedFull[:0]

@@ -58,10 +58,12 @@ type state struct {
 	members     []*MemberSpec // by member index
 	reportsLags []bool        // member reports TaskLags
 	proc        []int32       // member -> process
-	procMembers [][]int32     // process -> members (ascending)
+	procStart   []int32       // process -> first index in procList; len numProcs+1
+	procList    []int32       // members of each process, ascending, process by process
+	numProcs    int
 
 	subs      []Subtopology // sorted by ID
-	subIndex  map[string]int32
+	subIndex  subTable
 	subOffset []int32 // task index of partition 0 of each subtopology; len(subs)+1
 	numTasks  int
 	numSF     int // stateful tasks
@@ -75,45 +77,59 @@ type state struct {
 	warm    []int32 // task -> warm-up member, -1
 	standby []int32 // task*replicas+i -> standby member, -1
 
-	load     []int32 // member -> tasks counted by the current pass
-	procLoad []int64 // process -> sum of its members' load
-	mh       memberHeaps
-	q        quota
+	load       []int32 // member -> tasks counted by the current pass
+	procLoad   []int64 // process -> sum of its members' load
+	procCap    []int64 // process -> number of its members
+	uniformCap bool    // all processes have the same number of members
+	mh         memberHeaps
+	q          quota
+
+	scratch scratch
 }
 
-func newState(spec *GroupSpec) (*state, error) {
+// procSize returns the number of members of process p.
+func (st *state) procSize(p int32) int32 { return st.procStart[p+1] - st.procStart[p] }
+
+// procMembers returns the members of process p, ascending.
+func (st *state) procMembers(p int32) []int32 { return st.procList[st.procStart[p]:st.procStart[p+1]] }
+
+// reset validates spec and indexes it into st, reusing st's arrays.
+func (st *state) reset(spec *GroupSpec) error {
 	if spec == nil {
-		return nil, errors.New("streams assignor: nil group spec")
+		return errors.New("streams assignor: nil group spec")
 	}
 	if spec.NumStandbyReplicas < 0 {
-		return nil, fmt.Errorf("streams assignor: NumStandbyReplicas %d must be >= 0", spec.NumStandbyReplicas)
+		return fmt.Errorf("streams assignor: NumStandbyReplicas %d must be >= 0", spec.NumStandbyReplicas)
 	}
 	if spec.NumWarmupReplicas < 0 {
-		return nil, fmt.Errorf("streams assignor: NumWarmupReplicas %d must be >= 0", spec.NumWarmupReplicas)
+		return fmt.Errorf("streams assignor: NumWarmupReplicas %d must be >= 0", spec.NumWarmupReplicas)
 	}
 	if spec.AcceptableRecoveryLag < 0 {
-		return nil, fmt.Errorf("streams assignor: AcceptableRecoveryLag %d must be >= 0", spec.AcceptableRecoveryLag)
+		return fmt.Errorf("streams assignor: AcceptableRecoveryLag %d must be >= 0", spec.AcceptableRecoveryLag)
 	}
-	st := &state{spec: spec, replicas: spec.NumStandbyReplicas}
+	st.spec, st.replicas = spec, spec.NumStandbyReplicas
+	st.numTasks, st.numSF, st.numProcs = 0, 0, 0
+	st.q = quota{}
+	st.standby = st.standby[:0]
 	if err := st.indexSubtopologies(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := st.indexMembers(); err != nil {
-		return nil, err
+		return err
 	}
 	if int64(st.numTasks)+int64(st.numSF)*int64(st.replicas) > maxTotalTasks {
-		return nil, fmt.Errorf("streams assignor: %d tasks with %d standby replicas exceed the limit of %d",
+		return fmt.Errorf("streams assignor: %d tasks with %d standby replicas exceed the limit of %d",
 			st.numTasks, st.replicas, maxTotalTasks)
 	}
 	st.indexPrevious()
-	return st, nil
+	return nil
 }
 
 func (st *state) indexSubtopologies() error {
-	subs := slices.Clone(st.spec.Subtopologies)
+	subs := append(st.subs[:0], st.spec.Subtopologies...)
+	st.subs = subs
 	slices.SortFunc(subs, func(a, b Subtopology) int { return strings.Compare(a.ID, b.ID) })
-	st.subIndex = make(map[string]int32, len(subs))
-	st.subOffset = make([]int32, len(subs)+1)
+	st.subOffset = grow(st.subOffset, len(subs)+1)
 	total := int64(0)
 	for i, s := range subs {
 		if s.ID == "" {
@@ -125,7 +141,6 @@ func (st *state) indexSubtopologies() error {
 		if s.NumTasks < 0 {
 			return fmt.Errorf("streams assignor: subtopology %q has NumTasks %d, must be >= 0", s.ID, s.NumTasks)
 		}
-		st.subIndex[s.ID] = int32(i)
 		st.subOffset[i] = int32(total)
 		total += int64(s.NumTasks)
 		if total > maxTotalTasks {
@@ -136,21 +151,23 @@ func (st *state) indexSubtopologies() error {
 		}
 	}
 	st.subOffset[len(subs)] = int32(total)
-	st.subs = subs
 	st.numTasks = int(total)
+	st.subIndex.build(subs)
 	return nil
 }
 
 func (st *state) indexMembers() error {
 	n := len(st.spec.Members)
+	sc := &st.scratch
 	// Sort indexes, not pointers: cheaper while the GC is marking.
-	byID := make([]int32, n)
+	byID := grow(sc.byID, n)
+	sc.byID = byID
 	for i := range byID {
 		byID[i] = int32(i)
 	}
 	all := st.spec.Members
-	slices.SortFunc(byID, func(a, b int32) int { return strings.Compare(all[a].MemberID, all[b].MemberID) })
-	st.members = make([]*MemberSpec, n)
+	sc.keys = sortByString(byID, func(i int32) string { return all[i].MemberID }, sc.keys)
+	st.members = grow(st.members, n)
 	for i, j := range byID {
 		st.members[i] = &all[j]
 	}
@@ -163,11 +180,13 @@ func (st *state) indexMembers() error {
 		}
 	}
 	// Processes in ProcessID order; a member without one is its own process.
-	order := make([]int32, n)
+	order := grow(sc.order, n)
+	sc.order = order
 	for i := range order {
 		order[i] = int32(i)
 	}
-	pids := make([]string, n)
+	pids := grow(sc.pids, n)
+	sc.pids = pids
 	for i, m := range st.members {
 		pids[i] = m.ProcessID
 		if pids[i] == "" {
@@ -176,20 +195,29 @@ func (st *state) indexMembers() error {
 		}
 	}
 	pid := func(m int32) string { return pids[m] }
-	slices.SortStableFunc(order, func(a, b int32) int { return strings.Compare(pid(a), pid(b)) })
-	st.proc = make([]int32, n)
-	st.reportsLags = make([]bool, n)
+	sc.keys = sortByString(order, pid, sc.keys)
+	st.proc = grow(st.proc, n)
+	st.reportsLags = grow(st.reportsLags, n)
+	st.procStart = grow(st.procStart, n+1)[:0]
+	st.procList = grow(st.procList, n)
 	for i, m := range order {
 		if i == 0 || pid(order[i-1]) != pid(m) {
-			st.procMembers = append(st.procMembers, nil)
+			st.procStart = append(st.procStart, int32(i))
 		}
-		p := int32(len(st.procMembers) - 1)
-		st.proc[m] = p
-		st.procMembers[p] = append(st.procMembers[p], m)
+		st.proc[m] = int32(len(st.procStart) - 1)
+		st.procList[i] = m
 		st.reportsLags[m] = st.members[m].TaskLags != nil
 	}
-	st.load = make([]int32, n)
-	st.procLoad = make([]int64, len(st.procMembers))
+	st.numProcs = len(st.procStart)
+	st.procStart = append(st.procStart, int32(n))
+	st.load = filled(st.load, n, 0)
+	st.procLoad = filled(st.procLoad, st.numProcs, 0)
+	st.procCap = grow(st.procCap, st.numProcs)
+	st.uniformCap = true
+	for p := range st.procCap {
+		st.procCap[p] = int64(st.procSize(int32(p)))
+		st.uniformCap = st.uniformCap && st.procCap[p] == st.procCap[0]
+	}
 	st.mh.init(st)
 	return nil
 }
@@ -197,8 +225,8 @@ func (st *state) indexMembers() error {
 // subRange returns the task index of partition 0 of subtopology sub and its
 // number of tasks; ok is false for an unknown subtopology.
 func (st *state) subRange(sub string) (off, n int32, ok bool) {
-	s, ok := st.subIndex[sub]
-	if !ok {
+	s := st.subIndex.find(st.subs, sub)
+	if s < 0 {
 		return 0, 0, false
 	}
 	return st.subOffset[s], st.subs[s].NumTasks, true
@@ -208,25 +236,25 @@ func (st *state) subRange(sub string) (off, n int32, ok bool) {
 // ranked holders of each stateful task's state (CSR layout).
 func (st *state) indexPrevious() {
 	T := st.numTasks
-	st.prevActive = make([]int32, T)
-	st.owner = make([]int32, T)
-	st.warm = make([]int32, T)
-	for t := range st.prevActive {
-		st.prevActive[t] = -1
-		st.owner[t] = -1
-		st.warm[t] = -1
-	}
+	st.prevActive = filled(st.prevActive, T, -1)
+	st.owner = filled(st.owner, T, -1)
+	st.warm = filled(st.warm, T, -1)
 	for m, ms := range st.members {
+		// Every map loop here stops after its last entry: that saves the
+		// iterator's scan for a next one, which costs as much as finding an
+		// entry in the small maps typical here.
+		left := len(ms.Active)
 		for sub, parts := range ms.Active {
-			off, n, ok := st.subRange(sub)
-			if !ok {
-				continue
-			}
-			for _, p := range parts {
-				// Should two members claim a task, the first in member order keeps it.
-				if p >= 0 && p < n && st.prevActive[off+p] < 0 {
-					st.prevActive[off+p] = int32(m)
+			if off, n, ok := st.subRange(sub); ok {
+				for _, p := range parts {
+					// Should two members claim a task, the first in member order keeps it.
+					if p >= 0 && p < n && st.prevActive[off+p] < 0 {
+						st.prevActive[off+p] = int32(m)
+					}
 				}
+			}
+			if left--; left == 0 {
+				break
 			}
 		}
 	}
@@ -235,72 +263,70 @@ func (st *state) indexPrevious() {
 	// candidate records; a member's lag for a task it holds as standby or
 	// warm-up goes onto that record. last[t] is the newest record of task t,
 	// which dedups a member listing a task twice (its records are adjacent).
-	last := make([]int32, T)
-	for t := range last {
-		last[t] = -1
-	}
-	type rec struct {
-		t int32
-		c cand
-	}
-	// Typical size: one record per standby replica plus one reported lag.
-	recs := make([]rec, 0, st.numSF*(st.replicas+1))
+	last := filled(st.scratch.last, T, -1)
+	st.scratch.last = last
+	recs := st.scratch.recs[:0]
 	for m, ms := range st.members {
 		mi := int32(m)
-		holder := func(sub string, parts []int32, kind int8) {
-			off, n, ok := st.subRange(sub)
-			if !ok {
-				return
-			}
-			for _, p := range parts {
-				if p < 0 || p >= n {
-					continue
+		holders := func(ts TaskSet, kind int8) {
+			left := len(ts)
+			for sub, parts := range ts {
+				if off, n, ok := st.subRange(sub); ok {
+					for _, p := range parts {
+						if p < 0 || p >= n {
+							continue
+						}
+						t := off + p
+						if st.prevActive[t] == mi || (last[t] >= 0 && recs[last[t]].c.member == mi) {
+							continue
+						}
+						last[t] = int32(len(recs))
+						recs = append(recs, rec{t, cand{member: mi, kind: kind}})
+					}
 				}
-				t := off + p
-				if st.prevActive[t] == mi || (last[t] >= 0 && recs[last[t]].c.member == mi) {
-					continue
+				if left--; left == 0 {
+					break
 				}
-				last[t] = int32(len(recs))
-				recs = append(recs, rec{t, cand{member: mi, kind: kind}})
 			}
 		}
-		for sub, parts := range ms.Standby {
-			holder(sub, parts, kindStandby)
-		}
-		for sub, parts := range ms.Warmup {
-			holder(sub, parts, kindWarmup)
-		}
+		holders(ms.Standby, kindStandby)
+		holders(ms.Warmup, kindWarmup)
+		left := len(ms.TaskLags)
 		for sub, lags := range ms.TaskLags {
-			off, n, ok := st.subRange(sub)
-			if !ok {
-				continue
+			if off, n, ok := st.subRange(sub); ok {
+				inner := len(lags)
+				for p, lag := range lags {
+					if p >= 0 && p < n {
+						t := off + p
+						if st.prevActive[t] != mi {
+							if l := last[t]; l >= 0 && recs[l].c.member == mi {
+								recs[l].c.hasLag, recs[l].c.lag = true, max(lag, 0)
+							} else {
+								last[t] = int32(len(recs))
+								recs = append(recs, rec{t, cand{member: mi, kind: kindLag, hasLag: true, lag: max(lag, 0)}})
+							}
+						}
+					}
+					if inner--; inner == 0 {
+						break
+					}
+				}
 			}
-			for p, lag := range lags {
-				if p < 0 || p >= n {
-					continue
-				}
-				t := off + p
-				if st.prevActive[t] == mi {
-					continue
-				}
-				if l := last[t]; l >= 0 && recs[l].c.member == mi {
-					recs[l].c.hasLag, recs[l].c.lag = true, max(lag, 0)
-					continue
-				}
-				last[t] = int32(len(recs))
-				recs = append(recs, rec{t, cand{member: mi, kind: kindLag, hasLag: true, lag: max(lag, 0)}})
+			if left--; left == 0 {
+				break
 			}
 		}
 	}
+	st.scratch.recs = recs
 	// CSR layout by task.
-	st.candStart = make([]int32, T+1)
+	st.candStart = filled(st.candStart, T+1, 0)
 	for _, r := range recs {
 		st.candStart[r.t+1]++
 	}
 	for t := 0; t < T; t++ {
 		st.candStart[t+1] += st.candStart[t]
 	}
-	st.cands = make([]cand, len(recs))
+	st.cands = grow(st.cands, len(recs))
 	fill := last // reuse: next free slot per task
 	copy(fill, st.candStart[:T])
 	for _, r := range recs {

@@ -85,10 +85,11 @@ type sticky struct{}
 func (sticky) Name() string { return StickyName }
 
 func (sticky) Assign(spec *GroupSpec) (Assignment, error) {
-	st, err := newState(spec)
+	st, err := getState(spec)
 	if err != nil {
 		return nil, err
 	}
+	defer st.release()
 	if err := st.run(); err != nil {
 		return nil, err
 	}
