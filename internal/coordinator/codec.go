@@ -125,6 +125,16 @@ func (d *Dec) String() string {
 	}
 	return string(d.take(int(n), "string"))
 }
+
+// StringBytes is String without the copy: the bytes alias the input (nil for a negative
+// length, read as "" like String).
+func (d *Dec) StringBytes() []byte {
+	n := d.Int16()
+	if n < 0 {
+		return nil
+	}
+	return d.take(int(n), "string")
+}
 func (d *Dec) NullableString() *string {
 	n := d.Int16()
 	if n < 0 {

@@ -100,7 +100,7 @@ func (g *ConsumerGroup) computeMetadataHash(st *State) int64 {
 		c, ok := g.topicHashes[name]
 		if !ok || c.id != id || c.parts != n || c.rack != rack {
 			c = cgTopicHash{id: id, parts: n, rack: rack, hash: metahash.TopicHash(id, name, n, racks)}
-			g.topicHashes[name] = c
+			initMap(&g.topicHashes)[name] = c
 		}
 		hashes[name] = c.hash
 	}

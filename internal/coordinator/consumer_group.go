@@ -143,21 +143,18 @@ type cgTopicHash struct {
 	hash  int64
 }
 
+// newConsumerGroup returns an empty group. Its maps are allocated on first write (a nil map
+// reads as empty), so an empty group costs its struct only.
 func newConsumerGroup(id string) *ConsumerGroup {
-	return &ConsumerGroup{
-		id:       id,
-		members:  map[string]*consumerMember{},
-		static:   map[string]string{},
-		currents: map[string]*consumerCurrent{},
-		targets:  map[string]topicPartitions{},
-		regexes:  map[string]*consumerRegex{},
-		owners:   map[[16]byte]map[int32]string{},
-		refresh:  true,
+	return &ConsumerGroup{id: id, refresh: true}
+}
 
-		nameRefs:    map[string]int{},
-		regexRefs:   map[string]int{},
-		topicHashes: map[string]cgTopicHash{},
+// initMap allocates *m if it is nil, for a map written for the first time.
+func initMap[K comparable, V any](m *map[K]V) map[K]V {
+	if *m == nil {
+		*m = map[K]V{}
 	}
+	return *m
 }
 
 // ID implements Group.
@@ -258,12 +255,12 @@ func (g *ConsumerGroup) subscribedTopics() map[string]bool {
 // counts.
 func (g *ConsumerGroup) refMember(m *consumerMember, delta int) {
 	for _, n := range m.subscribedNames {
-		if g.nameRefs[n] += delta; g.nameRefs[n] <= 0 {
+		if initMap(&g.nameRefs)[n] += delta; g.nameRefs[n] <= 0 {
 			delete(g.nameRefs, n)
 		}
 	}
 	if re := m.subscribedRegex; re != "" {
-		if g.regexRefs[re] += delta; g.regexRefs[re] <= 0 {
+		if initMap(&g.regexRefs)[re] += delta; g.regexRefs[re] <= 0 {
 			delete(g.regexRefs, re)
 		}
 	}

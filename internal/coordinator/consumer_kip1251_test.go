@@ -85,7 +85,9 @@ func TestCGCurrentAssignmentValueVersions(t *testing.T) {
 		t.Fatalf("v0:\n got %s\nwant %s", got, golden0)
 	}
 	v1 := *v0
-	v1.epochs = assignmentEpochs{{tid, 0}: 3, {tid, 1}: 5}
+	v1.epochs = assignmentEpochs{}
+	v1.epochs.set(tid, 0, 3)
+	v1.epochs.set(tid, 1, 5)
 	const golden1 = "0001" + "00000005" + "00000004" + "00" +
 		"00000001" + "00000000000000000000000000000007" + "00000002" + "00000000" + "00000001" +
 		"00000000" +
@@ -125,7 +127,7 @@ func TestCGAssignmentEpochsFromV0(t *testing.T) {
 	g := h.group("g")
 	// Drop the epochs as if the record had been written by a version without them.
 	cur := *g.current("a")
-	cur.epochs = nil
+	cur.epochs = assignmentEpochs{}
 	g.writeCurrent(h.st, "a", &cur)
 	old := a.epoch
 	err := g.ValidateOffsetCommit(h.st, &CommitIdentity{MemberID: "a", GenerationOrEpoch: old - 1, APIVersion: 9, Partitions: map[string][]int32{"t": {0}}})

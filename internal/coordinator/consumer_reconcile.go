@@ -52,7 +52,7 @@ func (g *ConsumerGroup) stillUnreleased(mid string, cur *consumerCurrent, target
 			n++
 		}
 	}
-	if len(cur.epochs) != n {
+	if cur.epochs.len() != n {
 		return false
 	}
 	waiting := false

@@ -74,17 +74,45 @@ func encTP(e *Enc, a topicPartitions) {
 	}
 }
 
+// decTP reads an assignment into a map sized for it; nil when it holds no partition (readers
+// treat a nil assignment as empty, as zeroCurrent's; stored assignments are never modified in
+// place). The encoder writes sorted, distinct partitions; anything else (and empty topics) is
+// normalized as normalizeTP would.
 func decTP(d *Dec) topicPartitions {
 	n := d.ArrayLen(20)
-	out := topicPartitions{}
+	if n <= 0 {
+		return nil
+	}
+	out := make(topicPartitions, n)
 	for i := 0; i < n; i++ {
 		t := d.UUID()
 		ps := d.Int32s()
 		if len(ps) > 0 {
-			out[t] = ps
+			out[t] = sortedDistinct(ps)
 		}
 	}
-	return normalizeTP(out)
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// sortedDistinct returns ps sorted without duplicates, in place (ps is the decoder's own copy).
+func sortedDistinct(ps []int32) []int32 {
+	for i := 1; i < len(ps); i++ {
+		if ps[i] <= ps[i-1] {
+			sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
+			w := 1
+			for _, p := range ps[1:] {
+				if p != ps[w-1] {
+					ps[w] = p
+					w++
+				}
+			}
+			return ps[:w]
+		}
+	}
+	return ps
 }
 
 func cgTargetMemberValue(a topicPartitions) []byte {
@@ -169,15 +197,33 @@ func cgMaybeDrop(st *State, g *ConsumerGroup) {
 	}
 }
 
-// cgReplayGroup parses a consumer group record key (group id and extra more strings) and returns
-// the group the record belongs to with the extra strings; a nil group with a nil error means the
-// record is ignored.
-func cgReplayGroup(st *State, key, value []byte, extra int) (*ConsumerGroup, []string, error) {
-	id, rest, err := parseGroupKey(key, extra)
-	if err != nil {
+// cgReplayGroup parses a consumer group record key (group id and extra ∈ {0, 1} more strings)
+// without allocating and returns the group the record belongs to with the extra string's bytes
+// (aliasing key); a nil group with a nil error means the record is ignored.
+func cgReplayGroup(st *State, key, value []byte, extra int) (*ConsumerGroup, []byte, error) {
+	d := Dec{B: key[2:]}
+	id := d.StringBytes()
+	var sub []byte
+	if extra > 0 {
+		sub = d.StringBytes()
+	}
+	if err := d.Done(); err != nil {
 		return nil, nil, err
 	}
-	return cgForReplay(st, id, value != nil), rest, nil
+	if g, ok := st.Groups[string(id)].(*ConsumerGroup); ok {
+		return g, sub, nil
+	}
+	return cgForReplay(st, string(id), value != nil), sub, nil
+}
+
+// memberID returns the group's own string for a member id read from a record key (the member
+// metadata's id when the member is known), so that the member, target and current maps share
+// one string per member.
+func (g *ConsumerGroup) memberID(b []byte) string {
+	if m := g.members[string(b)]; m != nil {
+		return m.id
+	}
+	return string(b)
 }
 
 // cgDropEntry applies the tombstone of a keyed record: it deletes k from m and drops the group if
@@ -204,20 +250,25 @@ func decodeValue(value []byte, max int16, what string, dec func(d *Dec, version 
 // value lives in one map of the group: a tombstone deletes the entry, a value (version at most
 // max) is decoded by dec and stored.
 func replayCGKeyed[V any](st *State, key, value []byte, max int16, what string,
-	entries func(*ConsumerGroup) map[string]V, dec func(d *Dec, version int16) V) error {
-	g, rest, err := cgReplayGroup(st, key, value, 1)
+	entries func(*ConsumerGroup) *map[string]V, dec func(d *Dec, version int16) V,
+	keyOf func(g *ConsumerGroup, b []byte) string, stored func(g *ConsumerGroup, k string, v V)) error {
+	g, sub, err := cgReplayGroup(st, key, value, 1)
 	if g == nil || err != nil {
 		return err
 	}
 	if value == nil {
-		cgDropEntry(st, g, entries(g), rest[0])
+		cgDropEntry(st, g, *entries(g), string(sub))
 		return nil
 	}
 	var v V
 	if err := decodeValue(value, max, what, func(d *Dec, version int16) { v = dec(d, version) }); err != nil {
 		return err
 	}
-	entries(g)[rest[0]] = v
+	k := keyOf(g, sub)
+	initMap(entries(g))[k] = v
+	if stored != nil {
+		stored(g, k, v)
+	}
 	return nil
 }
 
@@ -246,11 +297,11 @@ func replayCGMetadata(st *State, key, value []byte) error {
 }
 
 func replayCGMember(st *State, key, value []byte) error {
-	g, rest, err := cgReplayGroup(st, key, value, 1)
+	g, sub, err := cgReplayGroup(st, key, value, 1)
 	if g == nil || err != nil {
 		return err
 	}
-	mid := rest[0]
+	mid := g.memberID(sub)
 	if old := g.members[mid]; old != nil && value == nil {
 		g.refMember(old, -1)
 	}
@@ -263,7 +314,7 @@ func replayCGMember(st *State, key, value []byte) error {
 	}
 	m := &consumerMember{}
 	if err := decodeValue(value, 1, "ConsumerGroupMemberMetadata", func(d *Dec, ver int16) {
-		m.id = d.String()
+		d.StringBytes() // the member id again: the key's is used
 		m.instanceID = d.NullableString()
 		m.rackID = d.NullableString()
 		m.clientID = d.String()
@@ -288,9 +339,9 @@ func replayCGMember(st *State, key, value []byte) error {
 		g.refMember(old, -1)
 	}
 	g.refMember(m, 1)
-	g.members[mid] = m
+	initMap(&g.members)[mid] = m
 	if m.instanceID != nil {
-		g.static[*m.instanceID] = mid
+		initMap(&g.static)[*m.instanceID] = mid
 	}
 	return nil
 }
@@ -317,16 +368,24 @@ func replayCGTargetMeta(st *State, key, value []byte) error {
 
 func replayCGTargetMember(st *State, key, value []byte) error {
 	return replayCGKeyed(st, key, value, 0, "ConsumerGroupTargetAssignmentMember",
-		func(g *ConsumerGroup) map[string]topicPartitions { return g.targets },
-		func(d *Dec, _ int16) topicPartitions { return decTP(d) })
+		func(g *ConsumerGroup) *map[string]topicPartitions { return &g.targets },
+		func(d *Dec, _ int16) topicPartitions { return decTP(d) },
+		(*ConsumerGroup).memberID,
+		func(g *ConsumerGroup, mid string, a topicPartitions) {
+			// A member that owns exactly its target keeps one map for both (assignments
+			// stored in a group are never modified in place, only replaced).
+			if c := g.currents[mid]; c != nil && equalTP(c.assigned, a) {
+				g.targets[mid] = c.assigned // g.targets exists: the entry was just stored
+			}
+		})
 }
 
 func replayCGCurrent(st *State, key, value []byte) error {
-	g, rest, err := cgReplayGroup(st, key, value, 1)
+	g, sub, err := cgReplayGroup(st, key, value, 1)
 	if g == nil || err != nil {
 		return err
 	}
-	mid := rest[0]
+	mid := g.memberID(sub)
 	if old := g.currents[mid]; old != nil {
 		g.unindex(mid, old.assigned)
 		g.unindex(mid, old.pending)
@@ -348,7 +407,10 @@ func replayCGCurrent(st *State, key, value []byte) error {
 	}); err != nil {
 		return err
 	}
-	g.currents[mid] = c
+	if t, ok := g.targets[mid]; ok && equalTP(t, c.assigned) {
+		c.assigned = t // one map for target and current (see replayCGTargetMember)
+	}
+	initMap(&g.currents)[mid] = c
 	g.index(mid, c.assigned)
 	g.index(mid, c.pending)
 	return nil
@@ -356,7 +418,7 @@ func replayCGCurrent(st *State, key, value []byte) error {
 
 func replayCGRegex(st *State, key, value []byte) error {
 	return replayCGKeyed(st, key, value, 0, "ConsumerGroupRegularExpression",
-		func(g *ConsumerGroup) map[string]*consumerRegex { return g.regexes },
+		func(g *ConsumerGroup) *map[string]*consumerRegex { return &g.regexes },
 		func(d *Dec, _ int16) *consumerRegex {
 			r := &consumerRegex{}
 			r.topics = d.Strings()
@@ -364,7 +426,8 @@ func replayCGRegex(st *State, key, value []byte) error {
 			r.timestamp = d.Int64()
 			sort.Strings(r.topics)
 			return r
-		})
+		},
+		func(_ *ConsumerGroup, b []byte) string { return string(b) }, nil)
 }
 
 func (g *ConsumerGroup) index(mid string, a topicPartitions) {
@@ -372,7 +435,7 @@ func (g *ConsumerGroup) index(mid string, a topicPartitions) {
 		m := g.owners[t]
 		if m == nil {
 			m = map[int32]string{}
-			g.owners[t] = m
+			initMap(&g.owners)[t] = m
 		}
 		for _, p := range ps {
 			m[p] = mid

@@ -141,7 +141,7 @@ func DurableView(st *State) map[string]any {
 			D    any
 		}{g.Type(), g.Durable()}
 	}
-	for g, topics := range st.Offsets.byGroup {
+	for g, topics := range st.Offsets.groups() {
 		for t, ps := range topics {
 			for p, v := range ps {
 				out["offset/"+g+"/"+t+"/"+itoa(p)] = *v

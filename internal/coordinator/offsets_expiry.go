@@ -91,7 +91,7 @@ func DeleteTopicOffsets(topics []string) func(st *State, c *Call) {
 		for _, t := range topics {
 			set[t] = true
 		}
-		for _, id := range sortedKeys(st.Offsets.byGroup) {
+		for _, id := range sortedKeys(st.Offsets.groups()) {
 			for _, t := range st.Offsets.Topics(id) {
 				if !set[t] {
 					continue

@@ -61,11 +61,31 @@ func (st *State) replay(r Record) error {
 	if err != nil {
 		return err
 	}
+	if typ != RecOffsetCommit && typ != 0 {
+		st.Offsets.flush() // a pending run of loaded offsets ends with the first other record
+	}
 	fn, ok := replayers[typ]
 	if !ok {
 		return fmt.Errorf("%w: unknown record type %d", ErrCorruptRecord, typ)
 	}
 	return fn(st, r.Key, r.Value)
+}
+
+// replayBorrowed replays a record whose bytes are valid only during the call (a borrowing store
+// load): offset records are replayed in place (their replay keeps no reference to the bytes);
+// any other record is first copied, in one allocation, since its replay may keep slices of it.
+func (st *State) replayBorrowed(r Record) error {
+	if typ, err := RecordType(r.Key); err == nil && (typ == RecOffsetCommit || typ == 0) {
+		return st.replay(r)
+	}
+	buf := make([]byte, len(r.Key)+len(r.Value))
+	n := copy(buf, r.Key)
+	copy(buf[n:], r.Value)
+	c := Record{Key: buf[:n:n]}
+	if r.Value != nil {
+		c.Value = buf[n:]
+	}
+	return st.replay(c)
 }
 
 // groupKey builds the common key shape "type, group id" (and optional extra strings).

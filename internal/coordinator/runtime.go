@@ -341,9 +341,13 @@ func (s *Shard) tryLoad() error {
 	st.Now = s.rt.clock.Now()
 	st.Loading = true
 	n := 0
-	err := s.lease.Load(ctx, func(r store.Record) error {
+	load, replay := s.lease.Load, st.replay
+	if bl, ok := s.lease.(store.BorrowingLoader); ok {
+		load, replay = bl.LoadBorrowed, st.replayBorrowed // no copy of offset records
+	}
+	err := load(ctx, func(r store.Record) error {
 		n++
-		if err := st.replay(r); err != nil {
+		if err := replay(r); err != nil {
 			return fmt.Errorf("record %d (key %x): %w", n, r.Key, err)
 		}
 		return nil

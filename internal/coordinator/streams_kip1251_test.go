@@ -90,7 +90,7 @@ func TestStreamsOffsetCommitKIP1251(t *testing.T) {
 		t.Fatal("a changelog topic is not a source topic: STALE_MEMBER_EPOCH")
 	}
 	// The rejected partitions are not written.
-	h.st.Offsets.remove("g", "input", others[0])
+	h.st.Offsets.remove([]byte("g"), []byte("input"), others[0])
 	h.run(OffsetCommit(commitReq("g", "m1", old, map[string][]int32{"input": {others[0]}})))
 	if _, ok := h.st.Offsets.Get("g", "input", others[0]); ok {
 		t.Fatal("a rejected partition must not be committed")

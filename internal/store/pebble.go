@@ -105,7 +105,23 @@ func (s *pebbleShard) Lost() <-chan struct{}         { return s.lost }
 func (s *pebbleShard) Limits() BatchLimits           { return BatchLimits{Records: 1 << 20, Bytes: 256 << 20} }
 func (s *pebbleShard) Release(context.Context) error { return nil }
 
+// Load implements Shard: LoadBorrowed with each record copied (one allocation per record).
 func (s *pebbleShard) Load(ctx context.Context, fn func(Record) error) error {
+	return s.LoadBorrowed(ctx, func(r Record) error {
+		buf := make([]byte, len(r.Key)+len(r.Value))
+		n := copy(buf, r.Key)
+		copy(buf[n:], r.Value)
+		rec := Record{Key: buf[:n:n]}
+		if len(r.Value) > 0 { // an empty stored value reads as nil, as before
+			rec.Value = buf[n:]
+		}
+		return fn(rec)
+	})
+}
+
+// LoadBorrowed implements BorrowingLoader: the records point into the iterator's buffers,
+// valid until fn returns (Pebble's keys and values are valid until the iterator moves).
+func (s *pebbleShard) LoadBorrowed(ctx context.Context, fn func(Record) error) error {
 	upper := append([]byte(nil), s.prefix...)
 	upper = binary.BigEndian.AppendUint32(upper[:1], uint32(s.id)+1)
 	it, err := s.p.db.NewIter(&pebble.IterOptions{LowerBound: s.prefix, UpperBound: upper})
@@ -125,7 +141,10 @@ func (s *pebbleShard) Load(ctx context.Context, fn func(Record) error) error {
 		if err != nil {
 			return fmt.Errorf("store: shard %d: reading value: %w", s.id, err)
 		}
-		rec := Record{Key: append([]byte(nil), k[len(s.prefix):]...), Value: append([]byte(nil), v...)}
+		rec := Record{Key: k[len(s.prefix):len(k):len(k)]}
+		if len(v) > 0 {
+			rec.Value = v[:len(v):len(v)]
+		}
 		if err := fn(rec); err != nil {
 			return err
 		}

@@ -54,3 +54,10 @@ type Shard interface {
 	Limits() BatchLimits
 	Release(ctx context.Context) error
 }
+
+// BorrowingLoader is implemented by shards that can stream their records without copying them.
+// LoadBorrowed is Load, except that a record's Key and Value are valid only until fn returns
+// (the engine reuses them): fn copies whatever it keeps.
+type BorrowingLoader interface {
+	LoadBorrowed(ctx context.Context, fn func(Record) error) error
+}
