@@ -81,6 +81,19 @@ func rackFunc(ts TopicSource) func(int32) []string {
 	return func(int32) []string { return racks }
 }
 
+// metadataHashNow is the group's KIP-1101 metadata hash as of now: the stored metadataHash when
+// it was computed in this process at the current subscription version and no topic refresh is
+// pending (topic creations, deletions and resizes set g.refresh; a loaded group starts with
+// hashComputed false), else a fresh computeMetadataHash.
+func (g *ConsumerGroup) metadataHashNow(st *State) int64 {
+	if g.hashComputed && g.hasMetadata && !g.refresh && g.hashVersion == g.subsVersion {
+		return g.metadataHash
+	}
+	h := g.computeMetadataHash(st)
+	g.hashComputed, g.hashVersion = true, g.subsVersion
+	return h
+}
+
 // computeMetadataHash is KIP-1101's group hash over the subscribed topics that exist.
 func (g *ConsumerGroup) computeMetadataHash(st *State) int64 {
 	ts := st.Cfg.Topics
@@ -133,7 +146,13 @@ func (g *ConsumerGroup) computeTargetAssignment(st *State, epoch int32) error {
 		}
 	}
 	spec := &assign.GroupSpec{Members: make([]assign.MemberSpec, 0, len(g.members))}
-	for _, mid := range sortedKeys(g.members) {
+	mids := sortedKeys(g.members)
+	// Members usually share one subscription (a homogeneous group): a member whose subscribed
+	// names and regex equal the previous member's reuses its resolved, sorted topic ids (read
+	// only), so resolving costs O(topics) once instead of O(members × topics × log topics).
+	var prev *consumerMember
+	var prevSubscribed []assign.TopicID
+	for _, mid := range mids {
 		m := g.members[mid]
 		ms := assign.MemberSpec{MemberID: mid, Current: g.targets[mid]}
 		if m.instanceID != nil {
@@ -142,19 +161,24 @@ func (g *ConsumerGroup) computeTargetAssignment(st *State, epoch int32) error {
 		if m.rackID != nil {
 			ms.RackID = *m.rackID
 		}
-		for _, t := range g.memberTopics(m) {
-			if id, ok := ids[t]; ok {
-				ms.Subscribed = append(ms.Subscribed, id)
+		if prev != nil && m.subscribedRegex == prev.subscribedRegex && sameNames(m.subscribedNames, prev.subscribedNames) {
+			ms.Subscribed = prevSubscribed
+		} else {
+			for _, t := range g.memberTopics(m) {
+				if id, ok := ids[t]; ok {
+					ms.Subscribed = append(ms.Subscribed, id)
+				}
 			}
+			sort.Slice(ms.Subscribed, func(i, j int) bool { return string(ms.Subscribed[i][:]) < string(ms.Subscribed[j][:]) })
+			prev, prevSubscribed = m, ms.Subscribed
 		}
-		sort.Slice(ms.Subscribed, func(i, j int) bool { return string(ms.Subscribed[i][:]) < string(ms.Subscribed[j][:]) })
 		spec.Members = append(spec.Members, ms)
 	}
 	out, err := a.Assign(spec, meta)
 	if err != nil {
 		return Errf(kerr.UnknownServerError, "Failed to compute a new target assignment for epoch %d: %v.", epoch, err)
 	}
-	for _, mid := range sortedKeys(g.members) {
+	for _, mid := range mids {
 		next := assignedTP(out, mid)
 		if old, ok := g.targets[mid]; ok && equalTP(old, next) {
 			continue

@@ -133,6 +133,17 @@ type ConsumerGroup struct {
 	// In memory only: KIP-1101 topic hashes by topic name, valid while id, partition count and
 	// rack are unchanged.
 	topicHashes map[string]cgTopicHash
+	// subsVersion counts changes of the set of subscribed topic names, subscribed regexes and
+	// resolved regexes (refMember transitions, regex records); hashVersion is subsVersion when
+	// metadataHash was last computed (hashComputed: in this process). A heartbeat that leaves
+	// them equal, with no topic refresh pending, reuses metadataHash instead of recomputing the
+	// KIP-1101 hash over every subscribed topic (O(topics log topics) per join otherwise).
+	subsVersion uint64
+	// lastNames is the subscribed-names slice of the latest member replayed: a member with an
+	// equal list shares it (sameNames), so a homogeneous group holds one list, not one per member.
+	lastNames    []string
+	hashVersion  uint64
+	hashComputed bool
 }
 
 // cgTopicHash is a cached KIP-1101 topic hash and the inputs it was computed from.
@@ -255,13 +266,25 @@ func (g *ConsumerGroup) subscribedTopics() map[string]bool {
 // counts.
 func (g *ConsumerGroup) refMember(m *consumerMember, delta int) {
 	for _, n := range m.subscribedNames {
-		if initMap(&g.nameRefs)[n] += delta; g.nameRefs[n] <= 0 {
+		c := initMap(&g.nameRefs)[n] + delta
+		if c <= 0 {
 			delete(g.nameRefs, n)
+		} else {
+			g.nameRefs[n] = c
+		}
+		if (c <= 0) != (c-delta <= 0) {
+			g.subsVersion++ // a name entered or left the subscribed set
 		}
 	}
 	if re := m.subscribedRegex; re != "" {
-		if initMap(&g.regexRefs)[re] += delta; g.regexRefs[re] <= 0 {
+		c := initMap(&g.regexRefs)[re] + delta
+		if c <= 0 {
 			delete(g.regexRefs, re)
+		} else {
+			g.regexRefs[re] = c
+		}
+		if (c <= 0) != (c-delta <= 0) {
+			g.subsVersion++
 		}
 	}
 }
@@ -540,4 +563,32 @@ func cgDedupSorted(ss []string) []string {
 		}
 	}
 	return ss[:w]
+}
+
+// sharedNames returns names, or an equal subscribed-names list already held by the group (the
+// member's previous list or the latest replayed one) so that members share one read-only slice.
+func (g *ConsumerGroup) sharedNames(names []string, old *consumerMember) []string {
+	if len(names) == 0 {
+		return names
+	}
+	if old != nil && equalStrings(old.subscribedNames, names) {
+		return old.subscribedNames
+	}
+	if equalStrings(g.lastNames, names) {
+		return g.lastNames
+	}
+	g.lastNames = names
+	return names
+}
+
+// sameNames reports whether two subscribed-names lists are equal, in O(1) when they share their
+// backing array (sharedNames).
+func sameNames(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 || &a[0] == &b[0] {
+		return true
+	}
+	return equalStrings(a, b)
 }

@@ -472,7 +472,7 @@ func (g *ConsumerGroup) updateMemberAndReconcile(st *State, old, nm *consumerMem
 		bump = true
 	}
 	if bump || g.refresh {
-		hash := g.computeMetadataHash(st)
+		hash := g.metadataHashNow(st)
 		g.refresh = false
 		if hash != g.metadataHash || !g.hasMetadata {
 			bump = true
@@ -607,7 +607,7 @@ func (g *ConsumerGroup) fenceMember(st *State, mid, reason string) {
 			st.Write(Record{Key: cgRegexKey(g.id, m.subscribedRegex)})
 		}
 	}
-	g.writeMetadata(st, g.epoch+1, g.computeMetadataHash(st))
+	g.writeMetadata(st, g.epoch+1, g.metadataHashNow(st))
 	st.Metrics.ConsumerRebalances++
 }
 

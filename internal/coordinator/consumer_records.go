@@ -335,6 +335,7 @@ func replayCGMember(st *State, key, value []byte) error {
 		return err
 	}
 	m.id = mid
+	m.subscribedNames = g.sharedNames(m.subscribedNames, g.members[mid])
 	if old := g.members[mid]; old != nil {
 		g.refMember(old, -1)
 	}
@@ -417,6 +418,11 @@ func replayCGCurrent(st *State, key, value []byte) error {
 }
 
 func replayCGRegex(st *State, key, value []byte) error {
+	if value == nil { // the resolved topics of a regex are part of the subscribed set
+		if g, _, err := cgReplayGroup(st, key, nil, 1); err == nil && g != nil {
+			g.subsVersion++
+		}
+	}
 	return replayCGKeyed(st, key, value, 0, "ConsumerGroupRegularExpression",
 		func(g *ConsumerGroup) *map[string]*consumerRegex { return &g.regexes },
 		func(d *Dec, _ int16) *consumerRegex {
@@ -427,7 +433,8 @@ func replayCGRegex(st *State, key, value []byte) error {
 			sort.Strings(r.topics)
 			return r
 		},
-		func(_ *ConsumerGroup, b []byte) string { return string(b) }, nil)
+		func(_ *ConsumerGroup, b []byte) string { return string(b) },
+		func(g *ConsumerGroup, _ string, _ *consumerRegex) { g.subsVersion++ })
 }
 
 func (g *ConsumerGroup) index(mid string, a topicPartitions) {
