@@ -154,3 +154,18 @@ func DurableView(st *State) map[string]any {
 func itoa(p int32) string {
 	return strconv.Itoa(int(p))
 }
+
+// ReplayRecords builds a fresh State for shard from recs, as a shard load does (records in any
+// order; the last value per key wins). It is the replay cost without the store read, for
+// benchmarks and tools/growth.
+func ReplayRecords(shard int32, cfg *Config, recs []Record) (*State, error) {
+	st := NewState(shard, cfg, slog.New(slog.DiscardHandler))
+	st.Loading = true
+	for _, r := range recs {
+		if err := st.replay(r); err != nil {
+			return nil, err
+		}
+	}
+	st.Loading = false
+	return st, nil
+}

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -26,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/muster-io/muster/internal/assign"
+	"github.com/muster-io/muster/internal/config"
 	"github.com/muster-io/muster/internal/coordinator"
 	sassign "github.com/muster-io/muster/internal/streams/assignor"
 )
@@ -77,7 +79,137 @@ func Measure(quick bool) []Series {
 	if quick {
 		offsets = []int{1000, 2000, 4000}
 	}
-	return []Series{uniformSeries(members), streamsSeries(smembers), offsetMemorySeries(offsets), joinStormSeries(jmembers, jparts)}
+	cmembers := []int{250, 500, 1000, 2000, 4000}
+	hmembers := []int{2500, 5000, 10000, 20000, 40000}
+	replay := []int{125000, 250000, 500000, 1000000, 2000000}
+	if quick {
+		cmembers = []int{25, 50, 100}
+		hmembers = []int{100, 200, 400}
+		replay = []int{1000, 2000, 4000}
+	}
+	return []Series{uniformSeries(members), streamsSeries(smembers), offsetMemorySeries(offsets), joinStormSeries(jmembers, jparts),
+		classicJoinStormSeries(cmembers), memberMemorySeries(hmembers), replaySeries(replay)}
+}
+
+// classicJoinStormSeries: n classic members join one empty group (JoinGroup v9 with
+// MEMBER_ID_REQUIRED, then the rejoin) and the join phase completes (manual clock stepped over
+// the initial rebalance delay); CPU time until every member has its JoinGroup response.
+func classicJoinStormSeries(sizes []int) Series {
+	s := Series{Name: "classic group join storm (members)", XLabel: "members", YLabel: "CPU seconds"}
+	join := func(memberID string) *kmsg.JoinGroupRequest {
+		req := kmsg.NewPtrJoinGroupRequest()
+		req.Version, req.Group, req.MemberID = 9, "storm", memberID
+		req.SessionTimeoutMillis, req.RebalanceTimeoutMillis, req.ProtocolType = 45000, 300000, "consumer"
+		p := kmsg.NewJoinGroupRequestProtocol()
+		p.Name, p.Metadata = "range", []byte{0, 3, 0, 0, 0, 1, 0, 6, 't', 'o', 'p', 'i', 'c', 's', 0, 0, 0, 0}
+		req.Protocols = append(req.Protocols, p)
+		return req
+	}
+	for _, n := range sizes {
+		s.X = append(s.X, float64(n))
+		s.Y = append(s.Y, median(3, func() {
+			h := coordinator.NewHarness(coordinator.ConfigFrom(config.Defaults()))
+			calls := make([]*coordinator.Call, n)
+			for i := range calls {
+				cid := "consumer-" + strconv.Itoa(i)
+				first := h.Do(coordinator.Meta{APIVersion: 9, ClientID: &cid}, coordinator.JoinGroup(join("")))
+				resp, _ := first.Response().(*kmsg.JoinGroupResponse)
+				if resp == nil || resp.MemberID == "" {
+					log.Fatalf("classic join storm: first join of member %d: %v", i, first.Err())
+				}
+				calls[i] = h.Do(coordinator.Meta{APIVersion: 9, ClientID: &cid}, coordinator.JoinGroup(join(resp.MemberID)))
+			}
+			for k := 0; k < 1000 && !calls[0].Done(); k++ {
+				h.Advance(h.St.Cfg.InitialRebalanceDelay)
+			}
+			for i, c := range calls {
+				if !c.Done() {
+					log.Fatalf("classic join storm: member %d has no JoinGroup response", i)
+				}
+			}
+		}))
+	}
+	return s
+}
+
+// stormTopics is a one-topic TopicSource ("t", 1000 partitions) for memberMemorySeries.
+type stormTopics struct{}
+
+var stormTopicID = [16]byte{0x67, 0x72, 15: 1}
+
+func (stormTopics) TopicID(name string) ([16]byte, int32, bool) {
+	return stormTopicID, 1000, name == "t"
+}
+func (stormTopics) TopicName(id [16]byte) (string, bool)               { return "t", id == stormTopicID }
+func (stormTopics) TopicNames() []string                               { return []string{"t"} }
+func (stormTopics) Rack() string                                       { return "" }
+func (stormTopics) CreateTopic(string, int32, map[string]string) error { return nil }
+
+// memberMemorySeries: Go heap held by a coordinator shard per KIP-848 member: n members in
+// groups of 10, each joined with one ConsumerGroupHeartbeat subscribing to one 1000-partition
+// topic (member metadata, target and current assignment), measured after a GC.
+func memberMemorySeries(sizes []int) Series {
+	s := Series{Name: "shard heap vs KIP-848 members", XLabel: "members (10 per group)", YLabel: "heap bytes"}
+	for _, n := range sizes {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		cfg := coordinator.ConfigFrom(config.Defaults("group.consumer.assignment.interval.ms=0"))
+		cfg.Topics = stormTopics{}
+		h := coordinator.NewHarness(cfg)
+		for i := 0; i < n; i++ {
+			req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+			req.Version = 1
+			req.Group = "group-" + strconv.Itoa(i/10)
+			req.MemberID = fmt.Sprintf("member-%08d-0000-0000-000000000000", i)
+			req.RebalanceTimeoutMillis = 60000
+			req.SubscribedTopicNames = []string{"t"}
+			req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+			if c := h.Do(coordinator.Meta{APIVersion: 1}, coordinator.ConsumerGroupHeartbeat(req)); c.Err() != nil {
+				log.Fatalf("member %d: %v", i, c.Err())
+			}
+		}
+		h.Log = nil // the harness's record log is not shard state
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(h)
+		s.X = append(s.X, float64(n))
+		s.Y = append(s.Y, float64(after.HeapAlloc-before.HeapAlloc))
+	}
+	return s
+}
+
+// replaySeries: CPU time to replay n committed-offset records (1000 partitions per group, in
+// key order as the store returns them) into a fresh shard State.
+func replaySeries(sizes []int) Series {
+	s := Series{Name: "shard replay (committed-offset records)", XLabel: "records", YLabel: "CPU seconds"}
+	for _, n := range sizes {
+		h := coordinator.NewHarness(&coordinator.Config{Shards: 1, OffsetMetadataMaxBytes: 4096})
+		for g := 0; g < (n+999)/1000; g++ {
+			for start := 0; start < 1000; start += 100 {
+				req := kmsg.NewPtrOffsetCommitRequest()
+				req.Version, req.Group, req.Generation = 8, fmt.Sprintf("group-%06d", g), -1
+				t := kmsg.NewOffsetCommitRequestTopic()
+				t.Topic = "orders"
+				for p := start; p < start+100; p++ {
+					t.Partitions = append(t.Partitions, kmsg.OffsetCommitRequestTopicPartition{Partition: int32(p), Offset: int64(p), LeaderEpoch: -1})
+				}
+				req.Topics = []kmsg.OffsetCommitRequestTopic{t}
+				h.Do(coordinator.Meta{APIVersion: 8}, coordinator.OffsetCommit(req))
+			}
+		}
+		recs := h.Latest(1)
+		sort.Slice(recs, func(i, j int) bool { return string(recs[i].Key) < string(recs[j].Key) })
+		cfg := h.St.Cfg
+		h = nil
+		s.X = append(s.X, float64(len(recs)))
+		s.Y = append(s.Y, median(3, func() {
+			if _, err := coordinator.ReplayRecords(0, cfg, recs); err != nil {
+				log.Fatal(err)
+			}
+		}))
+	}
+	return s
 }
 
 // offsetMemorySeries: Go heap held by a coordinator shard per committed offset (100 partitions
