@@ -14,7 +14,7 @@ import (
 // kinds, then subtopologies, sorted; partitions in output order), chained
 // onto h, so that two assignments hash equal exactly when they are equal
 // (nil and empty task sets hash alike).
-func digestAssignment(h []byte, a Assignment) []byte {
+func digestAssignment(h []byte, a AssignmentMap) []byte {
 	d := sha256.New()
 	d.Write(h)
 	members := make([]string, 0, len(a))

@@ -18,8 +18,8 @@
 // processes of unequal sizes, on processes (log factors). When all
 // processes have the same number of members, the least-loaded process for
 // the remaining active tasks comes from a bucket queue in O(1). The working
-// arrays are pooled across calls; the output maps are allocated at their
-// final size.
+// arrays are pooled across calls; the output is a few flat arrays (no map
+// per member; Assignment.Map gives the map form).
 //
 //  1. Stateful active tasks, then stateless active tasks, are each balanced on
 //     their own, as Kafka does. Every member ends with floor or ceil of its

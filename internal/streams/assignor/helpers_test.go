@@ -39,7 +39,7 @@ func procOf(m MemberSpec) string {
 
 // check verifies the invariants every assignment must satisfy and returns
 // the number of warm-ups.
-func check(t *testing.T, spec *GroupSpec, a Assignment) int {
+func check(t *testing.T, spec *GroupSpec, a AssignmentMap) int {
 	t.Helper()
 	if len(a) != len(spec.Members) {
 		t.Fatalf("assignment has %d members, spec %d", len(a), len(spec.Members))
@@ -152,7 +152,7 @@ func check(t *testing.T, spec *GroupSpec, a Assignment) int {
 }
 
 // spread returns max-min of f over members.
-func spread(a Assignment, f func(MemberAssignment) int) int {
+func spread(a AssignmentMap, f func(MemberAssignment) int) int {
 	lo, hi := 1<<30, -1
 	for _, ma := range a {
 		n := f(ma)
@@ -166,7 +166,7 @@ func totalCount(ma MemberAssignment) int  { return countTasks(ma.Active) + count
 
 // withPrevious returns a copy of spec whose members carry a's tasks as their
 // previous target (members missing from a start empty).
-func withPrevious(spec *GroupSpec, a Assignment) *GroupSpec {
+func withPrevious(spec *GroupSpec, a AssignmentMap) *GroupSpec {
 	out := *spec
 	out.Members = slices.Clone(spec.Members)
 	for i := range out.Members {
@@ -177,7 +177,7 @@ func withPrevious(spec *GroupSpec, a Assignment) *GroupSpec {
 }
 
 // moves counts active tasks whose owner differs between a and b.
-func moves(a, b Assignment) int {
+func moves(a, b AssignmentMap) int {
 	owner := map[taskKey]string{}
 	for id, ma := range a {
 		for _, k := range tasksOf(ma.Active) {
@@ -245,11 +245,11 @@ func cloneTS(ts TaskSet) TaskSet {
 	return out
 }
 
-func mustAssign(t testing.TB, spec *GroupSpec) Assignment {
+func mustAssign(t testing.TB, spec *GroupSpec) AssignmentMap {
 	t.Helper()
 	a, err := Sticky().Assign(spec)
 	if err != nil {
 		t.Fatalf("Assign: %v", err)
 	}
-	return a
+	return a.Map()
 }

@@ -166,7 +166,7 @@ func TestPropertyGarbagePrevious(t *testing.T) {
 	}
 }
 
-func countWarmups(a Assignment) int {
+func countWarmups(a AssignmentMap) int {
 	n := 0
 	for _, ma := range a {
 		n += countTasks(ma.Warmup)

@@ -23,11 +23,9 @@ type scratch struct {
 	heapA       procHeapBuf // procHeap storage
 	heapB       procHeapBuf // procHeap storage
 	rr          rrQueueBuf  // rrQueue storage
-	outCount    []int32     // output: (member, kind) -> subtopology entries
+	outCount    []int32     // output: (member, kind) -> segments, then next segment
 	outSub      []int32     // output: (member, kind) -> last subtopology seen
-	outCursor   []int32     // output: (member, kind) -> next arena slot
-	outStart    []int32     // output: (member, kind) -> first arena slot
-	slotSub     []int32     // output: subtopology of each arena slot
+	outCursor   []int32     // output: (member, kind) -> partitions, then next slot
 }
 
 // rec is one candidate record of indexPrevious, before the CSR layout.

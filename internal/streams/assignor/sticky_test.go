@@ -56,7 +56,7 @@ func TestEmpty(t *testing.T) {
 		Subtopologies: []Subtopology{{ID: "s", NumTasks: 0, Stateful: true}},
 	}
 	a = mustAssign(t, spec)
-	if !reflect.DeepEqual(a, Assignment{"a": {}}) {
+	if !reflect.DeepEqual(a, AssignmentMap{"a": {}}) {
 		t.Fatalf("no tasks: got %v", a)
 	}
 }
@@ -66,7 +66,7 @@ func TestFreshRoundRobin(t *testing.T) {
 		Members:       []MemberSpec{{MemberID: "b", ProcessID: "p2"}, {MemberID: "a", ProcessID: "p1"}},
 		Subtopologies: []Subtopology{{ID: "s", NumTasks: 4}},
 	}
-	want := Assignment{
+	want := AssignmentMap{
 		"a": {Active: TaskSet{"s": {0, 2}}},
 		"b": {Active: TaskSet{"s": {1, 3}}},
 	}
@@ -83,7 +83,7 @@ func TestPreviousOwnerKeepsTasks(t *testing.T) {
 		},
 		Subtopologies: []Subtopology{{ID: "s", NumTasks: 4}},
 	}
-	want := Assignment{
+	want := AssignmentMap{
 		"a": {Active: TaskSet{"s": {1, 3}}},
 		"b": {Active: TaskSet{"s": {0, 2}}},
 	}
@@ -103,7 +103,7 @@ func TestSameProcessPreferred(t *testing.T) {
 		},
 		Subtopologies: []Subtopology{{ID: "s", NumTasks: 4, Stateful: true}},
 	}
-	want := Assignment{
+	want := AssignmentMap{
 		"a": {Active: TaskSet{"s": {0, 1}}},
 		"b": {Active: TaskSet{"s": {2}}},
 		"c": {Active: TaskSet{"s": {3}}},
@@ -123,7 +123,7 @@ func TestPreviousStandbyPreferred(t *testing.T) {
 		},
 		Subtopologies: []Subtopology{{ID: "s", NumTasks: 3, Stateful: true}},
 	}
-	want := Assignment{
+	want := AssignmentMap{
 		"a": {Active: TaskSet{"s": {0}}},
 		"b": {Active: TaskSet{"s": {2}}},
 		"c": {Active: TaskSet{"s": {1}}},
@@ -143,7 +143,7 @@ func TestDormantStateByLag(t *testing.T) {
 		Subtopologies:     []Subtopology{{ID: "s", NumTasks: 2, Stateful: true}},
 		NumWarmupReplicas: 2,
 	}
-	want := Assignment{
+	want := AssignmentMap{
 		"x": {Active: TaskSet{"s": {1}}},
 		"y": {Active: TaskSet{"s": {0}}},
 	}
@@ -224,11 +224,11 @@ func warmupSpec(newLags map[string]map[int32]int64, warmups int) *GroupSpec {
 }
 
 func TestWarmup(t *testing.T) {
-	moved := Assignment{
+	moved := AssignmentMap{
 		"a": {Active: TaskSet{"s": {0}}},
 		"b": {Active: TaskSet{"s": {1}}},
 	}
-	warming := Assignment{
+	warming := AssignmentMap{
 		"a": {Active: TaskSet{"s": {0, 1}}},
 		"b": {Warmup: TaskSet{"s": {1}}},
 	}
@@ -236,7 +236,7 @@ func TestWarmup(t *testing.T) {
 		name    string
 		lags    map[string]map[int32]int64
 		warmups int
-		want    Assignment
+		want    AssignmentMap
 	}{
 		{"no state on new owner", map[string]map[int32]int64{}, 2, warming},
 		{"lagging new owner", map[string]map[int32]int64{"s": {1: 101}}, 2, warming},

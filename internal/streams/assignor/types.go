@@ -60,17 +60,14 @@ type MemberAssignment struct {
 	Active, Standby, Warmup TaskSet
 }
 
-// Assignment maps every member id of the GroupSpec to its target assignment
-// (possibly empty).
-type Assignment map[string]MemberAssignment
-
 // Assignor computes target assignments for streams groups.
 type Assignor interface {
 	// Name is the assignor's name as shown by StreamsGroupDescribe.
 	Name() string
-	// Assign computes a new target assignment. It returns an error, and no
+	// Assign computes a new target assignment (every member of spec, see
+	// Assignment; Map converts it to maps). It returns an error, and no
 	// assignment, for an invalid spec.
-	Assign(spec *GroupSpec) (Assignment, error)
+	Assign(spec *GroupSpec) (*Assignment, error)
 }
 
 // Sticky returns Kafka's "sticky" streams task assignor (see package doc).
@@ -84,7 +81,7 @@ type sticky struct{}
 
 func (sticky) Name() string { return StickyName }
 
-func (sticky) Assign(spec *GroupSpec) (Assignment, error) {
+func (sticky) Assign(spec *GroupSpec) (*Assignment, error) {
 	st, err := getState(spec)
 	if err != nil {
 		return nil, err
