@@ -99,22 +99,19 @@ func (g *StreamsGroup) computeTarget(st *State, cfg streamsConfig) error {
 }
 
 // taskLags derives a member's task lags from its reported changelog offsets and end offsets
-// (nil when it reported none).
-func (g *StreamsGroup) taskLags(id string) map[string]map[int32]int64 {
+// (nil when it reported none), as the assignor's flat list (one entry per task, any order).
+func (g *StreamsGroup) taskLags(id string) []assignor.TaskLag {
 	s := g.soft[id]
 	if s == nil || s.TaskOffsets == nil {
 		return nil
 	}
-	out := map[string]map[int32]int64{}
+	out := make([]assignor.TaskLag, 0, len(s.TaskOffsets))
 	for t, off := range s.TaskOffsets {
 		lag := int64(0)
 		if end, ok := s.TaskEndOffsets[t]; ok && end > off {
 			lag = end - off
 		}
-		if out[t.Sub] == nil {
-			out[t.Sub] = map[int32]int64{}
-		}
-		out[t.Sub][t.Part] = lag
+		out = append(out, assignor.TaskLag{Subtopology: t.Sub, Partition: t.Part, Lag: lag})
 	}
 	return out
 }

@@ -67,15 +67,15 @@ func digestSpecs(tb testing.TB) []*GroupSpec {
 			if r.IntN(3) == 0 {
 				continue
 			}
-			lags := map[string]map[int32]int64{}
+			lm := map[string]map[int32]int64{}
 			for k := r.IntN(8); k > 0; k-- {
 				sub := fmt.Sprint(r.IntN(8))
-				if lags[sub] == nil {
-					lags[sub] = map[int32]int64{}
+				if lm[sub] == nil {
+					lm[sub] = map[int32]int64{}
 				}
-				lags[sub][int32(r.IntN(30)-2)] = int64(r.IntN(300) - 50)
+				lm[sub][int32(r.IntN(30)-2)] = int64(r.IntN(300) - 50)
 			}
-			next.Members[j].TaskLags = lags
+			next.Members[j].TaskLags = lags(lm)
 		}
 		if n := len(next.Members); n > 1 && r.IntN(2) == 0 {
 			k := r.IntN(n)

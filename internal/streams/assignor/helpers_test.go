@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -252,4 +253,25 @@ func mustAssign(t testing.TB, spec *GroupSpec) AssignmentMap {
 		t.Fatalf("Assign: %v", err)
 	}
 	return a.Map()
+}
+
+// lags turns sub -> partition -> lag into a TaskLags list sorted by task
+// (nil stays nil).
+func lags(m map[string]map[int32]int64) []TaskLag {
+	if m == nil {
+		return nil
+	}
+	out := []TaskLag{}
+	for s, ps := range m {
+		for p, l := range ps {
+			out = append(out, TaskLag{s, p, l})
+		}
+	}
+	slices.SortFunc(out, func(a, b TaskLag) int {
+		if a.Subtopology != b.Subtopology {
+			return strings.Compare(a.Subtopology, b.Subtopology)
+		}
+		return int(a.Partition) - int(b.Partition)
+	})
+	return out
 }

@@ -137,8 +137,8 @@ func TestPreviousStandbyPreferred(t *testing.T) {
 func TestDormantStateByLag(t *testing.T) {
 	spec := &GroupSpec{
 		Members: []MemberSpec{
-			{MemberID: "x", ProcessID: "p1", TaskLags: map[string]map[int32]int64{"s": {1: 0}}},
-			{MemberID: "y", ProcessID: "p2", TaskLags: map[string]map[int32]int64{"s": {0: 5}}},
+			{MemberID: "x", ProcessID: "p1", TaskLags: lags(map[string]map[int32]int64{"s": {1: 0}})},
+			{MemberID: "y", ProcessID: "p2", TaskLags: lags(map[string]map[int32]int64{"s": {0: 5}})},
 		},
 		Subtopologies:     []Subtopology{{ID: "s", NumTasks: 2, Stateful: true}},
 		NumWarmupReplicas: 2,
@@ -214,8 +214,8 @@ func TestStandbySticky(t *testing.T) {
 func warmupSpec(newLags map[string]map[int32]int64, warmups int) *GroupSpec {
 	return &GroupSpec{
 		Members: []MemberSpec{
-			{MemberID: "a", ProcessID: "p1", Active: TaskSet{"s": {0, 1}}, TaskLags: map[string]map[int32]int64{"s": {0: 0, 1: 0}}},
-			{MemberID: "b", ProcessID: "p2", TaskLags: newLags},
+			{MemberID: "a", ProcessID: "p1", Active: TaskSet{"s": {0, 1}}, TaskLags: lags(map[string]map[int32]int64{"s": {0: 0, 1: 0}})},
+			{MemberID: "b", ProcessID: "p2", TaskLags: lags(newLags)},
 		},
 		Subtopologies:         []Subtopology{{ID: "s", NumTasks: 2, Stateful: true}},
 		NumWarmupReplicas:     warmups,
@@ -262,9 +262,16 @@ func TestWarmup(t *testing.T) {
 		t.Fatalf("caught-up warm-up: got %v, want %v", got, moved)
 	}
 	// Still lagging: the warm-up continues.
-	spec.Members[1].TaskLags = map[string]map[int32]int64{"s": {1: 5000}}
+	spec.Members[1].TaskLags = lags(map[string]map[int32]int64{"s": {1: 5000}})
 	if got := mustAssign(t, spec); !reflect.DeepEqual(got, warming) {
 		t.Fatalf("lagging warm-up: got %v, want %v", got, warming)
+	}
+	// A task listed twice counts with its smallest lag, in either order.
+	for _, dup := range [][]TaskLag{{{"s", 1, 5000}, {"s", 1, 3}}, {{"s", 1, 3}, {"s", 1, 5000}}} {
+		spec.Members[1].TaskLags = dup
+		if got := mustAssign(t, spec); !reflect.DeepEqual(got, moved) {
+			t.Fatalf("lags %v: got %v, want %v", dup, got, moved)
+		}
 	}
 }
 
@@ -273,7 +280,7 @@ func TestWarmupLimit(t *testing.T) {
 	spec := &GroupSpec{
 		Members: []MemberSpec{
 			{MemberID: "a", ProcessID: "p1", Active: TaskSet{"s": {0, 1, 2, 3, 4, 5}}},
-			{MemberID: "b", ProcessID: "p2", TaskLags: map[string]map[int32]int64{}, Warmup: TaskSet{"s": {5}}},
+			{MemberID: "b", ProcessID: "p2", TaskLags: []TaskLag{}, Warmup: TaskSet{"s": {5}}},
 		},
 		Subtopologies:      []Subtopology{{ID: "s", NumTasks: 6, Stateful: true}},
 		NumWarmupReplicas:  2,

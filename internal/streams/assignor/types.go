@@ -31,11 +31,23 @@ type MemberSpec struct {
 	// the basis for stickiness. Tasks of unknown subtopologies or outside
 	// 0..NumTasks-1 are ignored (the topology may have changed).
 	Active, Standby, Warmup TaskSet
-	// TaskLags is optional: subtopology ID -> partition -> lag in records of
-	// the member's local state for that task (negative counts as 0). nil
-	// means the member reports no lags. Reported tasks make the member a
-	// candidate for stickiness (state on local disk) and decide warm-ups.
-	TaskLags map[string]map[int32]int64
+	// TaskLags is optional: the lag in records of the member's local state
+	// for each task it reports, in any order (negative counts as 0; should a
+	// task be listed twice, its smallest lag counts). nil means the member
+	// reports no lags; an empty non-nil slice that it reports lags but holds
+	// no state. Reported tasks make the member a candidate for stickiness
+	// (state on local disk) and decide warm-ups. A flat list (like Kafka's
+	// per-member task offsets map keyed by task id), not nested maps: the
+	// assignor reads it in one sequential pass.
+	TaskLags []TaskLag
+}
+
+// TaskLag is a member's lag (records) on one task: partition Partition of
+// subtopology Subtopology.
+type TaskLag struct {
+	Subtopology string
+	Partition   int32
+	Lag         int64
 }
 
 // GroupSpec is the input of an assignment.
