@@ -6,7 +6,8 @@
 // GroupSpec (members with their current target assignment, the configured
 // topology and the assignment configs) and returns a new target Assignment.
 // It does no I/O, reads no clock and produces the same output for the same
-// input regardless of the order of GroupSpec.Members or of map iteration.
+// input regardless of the order of GroupSpec.Members, of TaskLags entries or
+// of map iteration.
 //
 // # Algorithm
 //

@@ -231,6 +231,10 @@ func shuffled(r *rand.Rand, spec *GroupSpec) *GroupSpec {
 	for i := range out.Members {
 		m := &out.Members[i]
 		m.Active, m.Standby, m.Warmup = cloneTS(m.Active), cloneTS(m.Standby), cloneTS(m.Warmup)
+		if m.TaskLags != nil {
+			m.TaskLags = slices.Clone(m.TaskLags)
+			r.Shuffle(len(m.TaskLags), func(i, j int) { m.TaskLags[i], m.TaskLags[j] = m.TaskLags[j], m.TaskLags[i] })
+		}
 	}
 	return &out
 }
