@@ -15,10 +15,11 @@
 // tasks are indexed subtopology by subtopology (subtopologies in ID order),
 // partition by partition. All later steps work on these integer indexes, so
 // the cost is O(tasks + members + reported lags), plus sorting members and
-// heap operations on members of one process and, for standbys and for
-// processes of unequal sizes, on processes (log factors). When all
-// processes have the same number of members, the least-loaded process for
-// the remaining active tasks comes from a bucket queue in O(1). The working
+// heap operations on members of one process and, for processes of unequal
+// sizes (or fewer than 128 processes in the standby step), on processes
+// (log factors). When all processes have the same number of members, the
+// least-loaded process for the remaining active tasks comes from a bucket
+// queue in O(1), and for standbys from bitsets per load. The working
 // arrays are pooled across calls; the output is a few flat arrays (no map
 // per member; Assignment.Map gives the map form).
 //
