@@ -79,9 +79,17 @@ func (g *StreamsGroup) computeTarget(st *State, cfg streamsConfig) error {
 	if err != nil {
 		return Errf(kerr.UnknownServerError, "Failed to compute a new target assignment for epoch %d: %v", g.groupEpoch, err)
 	}
-	for _, id := range ids {
-		a := out[id]
-		next := streamsTaskSet{Active: fromAssignorTasks(a.Active), Standby: fromAssignorTasks(a.Standby), Warmup: fromAssignorTasks(a.Warmup)}
+	for k, id := range ids {
+		// The output numbers members in id order, as MemberIDs returns them.
+		i := k
+		if i >= out.Len() || out.MemberID(i) != id {
+			i = out.Index(id)
+		}
+		next := streamsTaskSet{
+			Active:  fromAssignorTasks(out, i, assignor.ActiveTasks),
+			Standby: fromAssignorTasks(out, i, assignor.StandbyTasks),
+			Warmup:  fromAssignorTasks(out, i, assignor.WarmupTasks),
+		}
 		if old, ok := g.targets[id]; !ok || !old.equal(next) {
 			g.writeTarget(st, id, next)
 		}
@@ -91,22 +99,19 @@ func (g *StreamsGroup) computeTarget(st *State, cfg streamsConfig) error {
 }
 
 // taskLags derives a member's task lags from its reported changelog offsets and end offsets
-// (nil when it reported none).
-func (g *StreamsGroup) taskLags(id string) map[string]map[int32]int64 {
+// (nil when it reported none), as the assignor's flat list (one entry per task, any order).
+func (g *StreamsGroup) taskLags(id string) []assignor.TaskLag {
 	s := g.soft[id]
 	if s == nil || s.TaskOffsets == nil {
 		return nil
 	}
-	out := map[string]map[int32]int64{}
+	out := make([]assignor.TaskLag, 0, len(s.TaskOffsets))
 	for t, off := range s.TaskOffsets {
 		lag := int64(0)
 		if end, ok := s.TaskEndOffsets[t]; ok && end > off {
 			lag = end - off
 		}
-		if out[t.Sub] == nil {
-			out[t.Sub] = map[int32]int64{}
-		}
-		out[t.Sub][t.Part] = lag
+		out = append(out, assignor.TaskLag{Subtopology: t.Sub, Partition: t.Part, Lag: lag})
 	}
 	return out
 }
@@ -122,9 +127,15 @@ func toAssignorTasks(t streamsTasks) assignor.TaskSet {
 	return out
 }
 
-func fromAssignorTasks(t assignor.TaskSet) streamsTasks {
-	out := streamsTasks{}
-	for s, ps := range t {
+// fromAssignorTasks returns the tasks of the given kind of member number i of an assignor
+// output (none when i < 0), as a map of its final size.
+func fromAssignorTasks(a *assignor.Assignment, i int, kind assignor.TaskKind) streamsTasks {
+	if i < 0 {
+		return streamsTasks{}
+	}
+	out := make(streamsTasks, a.Count(i, kind))
+	for j := range a.Subtopologies(i, kind) {
+		s, ps := a.Tasks(i, kind, j)
 		for _, p := range ps {
 			out[streamsTask{s, p}] = 0
 		}

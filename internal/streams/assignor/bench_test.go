@@ -55,7 +55,7 @@ func benchSpec(tb testing.TB, p benchParams) *GroupSpec {
 		}
 		nm := MemberSpec{MemberID: "newMember", ProcessID: "process-newMember"}
 		if p.offsets {
-			nm.TaskLags = map[string]map[int32]int64{}
+			nm.TaskLags = []TaskLag{}
 		}
 		spec.Members = append(spec.Members, nm)
 	}
@@ -69,13 +69,7 @@ func benchSpec(tb testing.TB, p benchParams) *GroupSpec {
 		sort.Slice(ids, func(a, b int) bool { return spec.Members[ids[a]].MemberID < spec.Members[ids[b]].MemberID })
 		k := 0
 		report := func(m *MemberSpec, sub string, part int32, lag int64) {
-			if m.TaskLags == nil {
-				m.TaskLags = map[string]map[int32]int64{}
-			}
-			if m.TaskLags[sub] == nil {
-				m.TaskLags[sub] = map[int32]int64{}
-			}
-			m.TaskLags[sub][part] = lag
+			m.TaskLags = append(m.TaskLags, TaskLag{sub, part, lag})
 		}
 		for _, s := range spec.Subtopologies {
 			if !s.Stateful {
@@ -179,9 +173,7 @@ func BenchmarkStreamsSpecIteration(b *testing.B) {
 						}
 					}
 					for _, l := range m.TaskLags {
-						for range l {
-							n++
-						}
+						n += len(l.Subtopology)
 					}
 				}
 			}

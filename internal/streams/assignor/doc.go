@@ -6,7 +6,8 @@
 // GroupSpec (members with their current target assignment, the configured
 // topology and the assignment configs) and returns a new target Assignment.
 // It does no I/O, reads no clock and produces the same output for the same
-// input regardless of the order of GroupSpec.Members or of map iteration.
+// input regardless of the order of GroupSpec.Members, of TaskLags entries or
+// of map iteration.
 //
 // # Algorithm
 //
@@ -14,12 +15,13 @@
 // tasks are indexed subtopology by subtopology (subtopologies in ID order),
 // partition by partition. All later steps work on these integer indexes, so
 // the cost is O(tasks + members + reported lags), plus sorting members and
-// heap operations on members of one process and, for standbys and for
-// processes of unequal sizes, on processes (log factors). When all
-// processes have the same number of members, the least-loaded process for
-// the remaining active tasks comes from a bucket queue in O(1). The working
-// arrays are pooled across calls; the output maps are allocated at their
-// final size.
+// heap operations on members of one process and, for processes of unequal
+// sizes (or fewer than 128 processes in the standby step), on processes
+// (log factors). When all processes have the same number of members, the
+// least-loaded process for the remaining active tasks comes from a bucket
+// queue in O(1), and for standbys from bitsets per load. The working
+// arrays are pooled across calls; the output is a few flat arrays (no map
+// per member; Assignment.Map gives the map form).
 //
 //  1. Stateful active tasks, then stateless active tasks, are each balanced on
 //     their own, as Kafka does. Every member ends with floor or ceil of its

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -39,7 +40,7 @@ func procOf(m MemberSpec) string {
 
 // check verifies the invariants every assignment must satisfy and returns
 // the number of warm-ups.
-func check(t *testing.T, spec *GroupSpec, a Assignment) int {
+func check(t *testing.T, spec *GroupSpec, a AssignmentMap) int {
 	t.Helper()
 	if len(a) != len(spec.Members) {
 		t.Fatalf("assignment has %d members, spec %d", len(a), len(spec.Members))
@@ -152,7 +153,7 @@ func check(t *testing.T, spec *GroupSpec, a Assignment) int {
 }
 
 // spread returns max-min of f over members.
-func spread(a Assignment, f func(MemberAssignment) int) int {
+func spread(a AssignmentMap, f func(MemberAssignment) int) int {
 	lo, hi := 1<<30, -1
 	for _, ma := range a {
 		n := f(ma)
@@ -166,7 +167,7 @@ func totalCount(ma MemberAssignment) int  { return countTasks(ma.Active) + count
 
 // withPrevious returns a copy of spec whose members carry a's tasks as their
 // previous target (members missing from a start empty).
-func withPrevious(spec *GroupSpec, a Assignment) *GroupSpec {
+func withPrevious(spec *GroupSpec, a AssignmentMap) *GroupSpec {
 	out := *spec
 	out.Members = slices.Clone(spec.Members)
 	for i := range out.Members {
@@ -177,7 +178,7 @@ func withPrevious(spec *GroupSpec, a Assignment) *GroupSpec {
 }
 
 // moves counts active tasks whose owner differs between a and b.
-func moves(a, b Assignment) int {
+func moves(a, b AssignmentMap) int {
 	owner := map[taskKey]string{}
 	for id, ma := range a {
 		for _, k := range tasksOf(ma.Active) {
@@ -230,6 +231,10 @@ func shuffled(r *rand.Rand, spec *GroupSpec) *GroupSpec {
 	for i := range out.Members {
 		m := &out.Members[i]
 		m.Active, m.Standby, m.Warmup = cloneTS(m.Active), cloneTS(m.Standby), cloneTS(m.Warmup)
+		if m.TaskLags != nil {
+			m.TaskLags = slices.Clone(m.TaskLags)
+			r.Shuffle(len(m.TaskLags), func(i, j int) { m.TaskLags[i], m.TaskLags[j] = m.TaskLags[j], m.TaskLags[i] })
+		}
 	}
 	return &out
 }
@@ -245,11 +250,32 @@ func cloneTS(ts TaskSet) TaskSet {
 	return out
 }
 
-func mustAssign(t testing.TB, spec *GroupSpec) Assignment {
+func mustAssign(t testing.TB, spec *GroupSpec) AssignmentMap {
 	t.Helper()
 	a, err := Sticky().Assign(spec)
 	if err != nil {
 		t.Fatalf("Assign: %v", err)
 	}
-	return a
+	return a.Map()
+}
+
+// lags turns sub -> partition -> lag into a TaskLags list sorted by task
+// (nil stays nil).
+func lags(m map[string]map[int32]int64) []TaskLag {
+	if m == nil {
+		return nil
+	}
+	out := []TaskLag{}
+	for s, ps := range m {
+		for p, l := range ps {
+			out = append(out, TaskLag{s, p, l})
+		}
+	}
+	slices.SortFunc(out, func(a, b TaskLag) int {
+		if a.Subtopology != b.Subtopology {
+			return strings.Compare(a.Subtopology, b.Subtopology)
+		}
+		return int(a.Partition) - int(b.Partition)
+	})
+	return out
 }

@@ -1,16 +1,8 @@
 package assignor
 
-// Task kinds of the output, as offsets of a (member, kind) key m*numKinds+kind.
-const (
-	outActive = iota
-	outStandby
-	outWarmup
-	numKinds
-)
-
 // forEachPlacement calls f for every task placement of subtopology si in
 // partition order: the active owner, the warm-up and the standbys of each
-// partition.
+// partition; key is member*numKinds+kind.
 func (st *state) forEachPlacement(si int, f func(key int32, p int32)) {
 	s := st.subs[si]
 	off := st.subOffset[si]
@@ -18,88 +10,85 @@ func (st *state) forEachPlacement(si int, f func(key int32, p int32)) {
 	standbys := R > 0 && s.Stateful && len(st.standby) > 0
 	for p := int32(0); p < s.NumTasks; p++ {
 		t := off + p
-		f(st.owner[t]*numKinds+outActive, p)
+		f(st.owner[t]*int32(numKinds)+int32(ActiveTasks), p)
 		if w := st.warm[t]; w >= 0 {
-			f(w*numKinds+outWarmup, p)
+			f(w*int32(numKinds)+int32(WarmupTasks), p)
 		}
 		if standbys {
 			for _, m := range st.standby[int(t)*R : int(t)*R+R] {
 				if m >= 0 {
-					f(m*numKinds+outStandby, p)
+					f(m*int32(numKinds)+int32(StandbyTasks), p)
 				}
 			}
 		}
 	}
 }
 
-// output builds the Assignment: every member present, partitions ascending.
-// A first pass counts the subtopologies and partitions of every (member,
-// kind); a second puts all partitions into one exactly sized array, each
-// (member, kind) owning a contiguous region of it in subtopology then
-// partition order (with the subtopology of each slot alongside); then every
-// TaskSet map is allocated at its final size and filled from its region in
-// one go, which keeps the map being filled in cache.
-func (st *state) output() Assignment {
-	out := make(Assignment, len(st.members))
-	if st.numTasks == 0 || len(st.members) == 0 {
-		for _, m := range st.members {
-			out[m.MemberID] = MemberAssignment{}
-		}
-		return out
+// output builds the flat Assignment: every member present, subtopologies
+// and partitions ascending per (member, kind).
+// A first pass counts the segments (subtopologies) and partitions of every
+// (member, kind) key; prefix sums give each key a contiguous range of
+// segments and of partitions, in key order; a second pass scatters the
+// partitions, starting a segment whenever a key's subtopology changes
+// (subtopologies are visited in order). One allocation holds all int32
+// arrays of the result. Cost O(members + task placements).
+func (st *state) output() *Assignment {
+	nm := len(st.members)
+	a := &Assignment{ids: make([]string, nm)}
+	for m, ms := range st.members {
+		a.ids[m] = ms.MemberID
+	}
+	if st.numTasks == 0 || nm == 0 {
+		return a
+	}
+	a.subIDs = make([]string, len(st.subs))
+	for i, s := range st.subs {
+		a.subIDs[i] = s.ID
 	}
 	sc := &st.scratch
-	K := len(st.members) * numKinds
-	entries := filled(sc.outCount, K, 0) // subtopologies per key
-	parts := filled(sc.outCursor, K, 0)  // partitions per key, then next free slot
+	K := nm * int(numKinds)
+	segs := filled(sc.outCount, K, 0)   // segments per key, then next free segment
+	parts := filled(sc.outCursor, K, 0) // partitions per key, then next free slot
 	lastSub := filled(sc.outSub, K, -1)
-	sc.outCount, sc.outCursor, sc.outSub = entries, parts, lastSub
+	sc.outCount, sc.outCursor, sc.outSub = segs, parts, lastSub
 	for si := range st.subs {
 		st.forEachPlacement(si, func(k, _ int32) {
 			parts[k]++
 			if lastSub[k] != int32(si) {
 				lastSub[k] = int32(si)
-				entries[k]++
+				segs[k]++
 			}
 		})
 	}
-	base := grow(sc.outStart, K+1) // region of key k: base[k]:base[k+1]
-	sc.outStart = base
-	total := int32(0)
-	for k, n := range parts {
-		base[k], parts[k] = total, total
-		total += n
+	numSegs, total := int32(0), int32(0)
+	for k := range K {
+		ns, np := segs[k], parts[k]
+		segs[k], parts[k] = numSegs, total
+		numSegs += ns
+		total += np
 	}
-	base[K] = total
-	arena := make([]int32, total)
-	slotSub := grow(sc.slotSub, int(total))
-	sc.slotSub = slotSub
+	buf := make([]int32, (K+1)+int(numSegs)+(int(numSegs)+1)+int(total))
+	segOff, buf := buf[:K+1:K+1], buf[K+1:]
+	segSub, buf := buf[:numSegs:numSegs], buf[numSegs:]
+	segStart, arena := buf[:numSegs+1:numSegs+1], buf[numSegs+1:]
+	copy(segOff, segs)
+	segOff[K] = numSegs
+	segStart[numSegs] = total
+	for k := range lastSub {
+		lastSub[k] = -1
+	}
 	for si := range st.subs {
 		st.forEachPlacement(si, func(k, p int32) {
+			if lastSub[k] != int32(si) {
+				lastSub[k] = int32(si)
+				segSub[segs[k]] = int32(si)
+				segStart[segs[k]] = parts[k]
+				segs[k]++
+			}
 			arena[parts[k]] = p
-			slotSub[parts[k]] = int32(si)
 			parts[k]++
 		})
 	}
-	for m, ms := range st.members {
-		var ts [numKinds]TaskSet
-		for kind := range ts {
-			k := m*numKinds + kind
-			if entries[k] == 0 {
-				continue
-			}
-			mp := make(TaskSet, entries[k])
-			for i, end := base[k], base[k+1]; i < end; {
-				si := slotSub[i]
-				j := i + 1
-				for j < end && slotSub[j] == si {
-					j++
-				}
-				mp[st.subs[si].ID] = arena[i:j:j]
-				i = j
-			}
-			ts[kind] = mp
-		}
-		out[ms.MemberID] = MemberAssignment{Active: ts[outActive], Standby: ts[outStandby], Warmup: ts[outWarmup]}
-	}
-	return out
+	a.segOff, a.segSub, a.segStart, a.parts = segOff, segSub, segStart, arena
+	return a
 }

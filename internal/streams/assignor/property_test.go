@@ -144,12 +144,9 @@ func TestPropertyGarbagePrevious(t *testing.T) {
 			m := &spec.Members[i]
 			m.Active, m.Standby, m.Warmup = randomTS(r, spec), randomTS(r, spec), randomTS(r, spec)
 			if r.IntN(2) == 0 {
-				m.TaskLags = map[string]map[int32]int64{}
+				m.TaskLags = []TaskLag{}
 				for _, k := range tasksOf(randomTS(r, spec)) {
-					if m.TaskLags[k.sub] == nil {
-						m.TaskLags[k.sub] = map[int32]int64{}
-					}
-					m.TaskLags[k.sub][k.p] = int64(r.IntN(300)) - 10
+					m.TaskLags = append(m.TaskLags, TaskLag{k.sub, k.p, int64(r.IntN(300)) - 10})
 				}
 			}
 		}
@@ -166,7 +163,7 @@ func TestPropertyGarbagePrevious(t *testing.T) {
 	}
 }
 
-func countWarmups(a Assignment) int {
+func countWarmups(a AssignmentMap) int {
 	n := 0
 	for _, ma := range a {
 		n += countTasks(ma.Warmup)

@@ -10,24 +10,23 @@ var statePool = sync.Pool{New: func() any { return new(state) }}
 
 // scratch holds the buffers of single steps, kept for reuse.
 type scratch struct {
-	byID, order []int32     // indexMembers
-	pids        []string    // indexMembers
-	keys        []strKey    // indexMembers
-	last        []int32     // indexPrevious
-	recs        []rec       // indexPrevious
-	passTasks   []int32     // assignActive
-	passStart   []int32     // assignActive
-	deferred    []int32     // assignStandbys
-	popped      []int32     // assignStandbys
-	poppedFull  []int32     // assignStandbys
-	heapA       procHeapBuf // procHeap storage
-	heapB       procHeapBuf // procHeap storage
-	rr          rrQueueBuf  // rrQueue storage
-	outCount    []int32     // output: (member, kind) -> subtopology entries
-	outSub      []int32     // output: (member, kind) -> last subtopology seen
-	outCursor   []int32     // output: (member, kind) -> next arena slot
-	outStart    []int32     // output: (member, kind) -> first arena slot
-	slotSub     []int32     // output: subtopology of each arena slot
+	byID, order []int32        // indexMembers
+	pids        []string       // indexMembers
+	keys        []strKey       // indexMembers
+	last        []int32        // indexPrevious
+	recs        []rec          // indexPrevious
+	passTasks   []int32        // assignActive
+	passStart   []int32        // assignActive
+	deferred    []int32        // assignStandbys
+	popped      []int32        // assignStandbys
+	poppedFull  []int32        // assignStandbys
+	heapA       procHeapBuf    // procHeap storage
+	heapB       procHeapBuf    // procHeap storage
+	rr          rrQueueBuf     // rrQueue storage
+	bq          bucketQueueBuf // bucketQueue storage
+	outCount    []int32        // output: (member, kind) -> segments, then next segment
+	outSub      []int32        // output: (member, kind) -> last subtopology seen
+	outCursor   []int32        // output: (member, kind) -> partitions, then next slot
 }
 
 // rec is one candidate record of indexPrevious, before the CSR layout.

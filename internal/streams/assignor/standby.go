@@ -50,14 +50,62 @@ func (st *state) assignStandbys() {
 	// no such process), to the least-loaded process not holding the task.
 	// Processes found full stay full for the pass and move to a second heap.
 	// Only a few processes hold a task, so few pops are needed per standby.
-	open := newProcHeap(st, &st.scratch.heapA)
+	// With many processes of equal capacity the open processes are in a
+	// bucket queue (same order, no sifting), else in a heap (cheap for few).
 	full := procHeap{st: st, uniform: st.uniformCap, u: st.scratch.heapB.u[:0], h: st.scratch.heapB.h[:0]}
+	defer full.release(&st.scratch.heapB)
+	if st.uniformCap && st.numProcs >= minBucketProcs {
+		// Open processes are under quota: at most their capacity times the
+		// quota's base+1 (a bound for the buckets; the queue grows past it).
+		hi := (st.procCap[0]) * (st.q.base + 1)
+		if bq, ok := newBucketQueue(st, &st.scratch.bq, hi); ok {
+			defer bq.release(&st.scratch.bq)
+			placeDeferred(st, deferred, &bq, &full)
+			return
+		}
+	}
+	ph := heapQueue{procHeap: newProcHeap(st, &st.scratch.heapA)}
+	defer ph.release(&st.scratch.heapA)
+	placeDeferred(st, deferred, &ph, &full)
+}
+
+// standbyQueue is the queue of open processes of the standby step, in
+// (load per member, process) order: procHeap (as heapQueue) or bucketQueue.
+type standbyQueue interface {
+	len() int
+	top() int32
+	// second returns the process after the top, or -1.
+	second() int32
+	// raiseTop and raiseSecond reorder the top, or the process second
+	// returned, after its load grew by one.
+	raiseTop()
+	raiseSecond(p int32)
+	pop() int32
+	push(p int32)
+}
+
+// heapQueue is a procHeap as a standbyQueue.
+type heapQueue struct {
+	procHeap
+	j int // heap position of the last second
+}
+
+func (h *heapQueue) second() int32 {
+	if h.j = h.procHeap.second(); h.j < 0 {
+		return -1
+	}
+	return h.at(h.j)
+}
+
+func (h *heapQueue) raiseTop()         { h.fixTop() }
+func (h *heapQueue) raiseSecond(int32) { h.fixAt(h.j) }
+
+// placeDeferred places the standbys of the deferred tasks (see
+// assignStandbys).
+func placeDeferred[Q standbyQueue](st *state, deferred []int32, open Q, full *procHeap) {
+	R := st.replicas
 	popped, poppedFull := st.scratch.popped[:0], st.scratch.poppedFull[:0]
-	defer func() {
-		open.release(&st.scratch.heapA)
-		full.release(&st.scratch.heapB)
-		st.scratch.popped, st.scratch.poppedFull = popped, poppedFull
-	}()
+	defer func() { st.scratch.popped, st.scratch.poppedFull = popped, poppedFull }()
 	for _, t := range deferred {
 		for i := 0; i < R; i++ {
 			if st.standby[int(t)*R+i] >= 0 {
@@ -70,15 +118,13 @@ func (st *state) assignStandbys() {
 				if p := open.top(); st.eligible(st.mh.min(p)) {
 					if !st.holds(t, p) {
 						st.placeStandby(t, i, st.mh.min(p))
-						open.fixTop()
+						open.raiseTop()
 						continue
 					}
-					if j := open.second(); j > 0 {
-						if q := open.at(j); st.eligible(st.mh.min(q)) && !st.holds(t, q) {
-							st.placeStandby(t, i, st.mh.min(q))
-							open.fixAt(j)
-							continue
-						}
+					if q := open.second(); q >= 0 && st.eligible(st.mh.min(q)) && !st.holds(t, q) {
+						st.placeStandby(t, i, st.mh.min(q))
+						open.raiseSecond(q)
+						continue
 					}
 				}
 			}

@@ -291,29 +291,21 @@ func (st *state) indexPrevious() {
 		}
 		holders(ms.Standby, kindStandby)
 		holders(ms.Warmup, kindWarmup)
-		left := len(ms.TaskLags)
-		for sub, lags := range ms.TaskLags {
-			if off, n, ok := st.subRange(sub); ok {
-				inner := len(lags)
-				for p, lag := range lags {
-					if p >= 0 && p < n {
-						t := off + p
-						if st.prevActive[t] != mi {
-							if l := last[t]; l >= 0 && recs[l].c.member == mi {
-								recs[l].c.hasLag, recs[l].c.lag = true, max(lag, 0)
-							} else {
-								last[t] = int32(len(recs))
-								recs = append(recs, rec{t, cand{member: mi, kind: kindLag, hasLag: true, lag: max(lag, 0)}})
-							}
+		for i := range ms.TaskLags {
+			tl := &ms.TaskLags[i]
+			off, n, ok := st.subRange(tl.Subtopology)
+			if p := tl.Partition; ok && p >= 0 && p < n {
+				t, lag := off+p, max(tl.Lag, 0)
+				if st.prevActive[t] != mi {
+					if l := last[t]; l >= 0 && recs[l].c.member == mi {
+						if c := &recs[l].c; !c.hasLag || lag < c.lag {
+							c.hasLag, c.lag = true, lag
 						}
-					}
-					if inner--; inner == 0 {
-						break
+					} else {
+						last[t] = int32(len(recs))
+						recs = append(recs, rec{t, cand{member: mi, kind: kindLag, hasLag: true, lag: lag}})
 					}
 				}
-			}
-			if left--; left == 0 {
-				break
 			}
 		}
 	}

@@ -56,7 +56,7 @@ func TestEmpty(t *testing.T) {
 		Subtopologies: []Subtopology{{ID: "s", NumTasks: 0, Stateful: true}},
 	}
 	a = mustAssign(t, spec)
-	if !reflect.DeepEqual(a, Assignment{"a": {}}) {
+	if !reflect.DeepEqual(a, AssignmentMap{"a": {}}) {
 		t.Fatalf("no tasks: got %v", a)
 	}
 }
@@ -66,7 +66,7 @@ func TestFreshRoundRobin(t *testing.T) {
 		Members:       []MemberSpec{{MemberID: "b", ProcessID: "p2"}, {MemberID: "a", ProcessID: "p1"}},
 		Subtopologies: []Subtopology{{ID: "s", NumTasks: 4}},
 	}
-	want := Assignment{
+	want := AssignmentMap{
 		"a": {Active: TaskSet{"s": {0, 2}}},
 		"b": {Active: TaskSet{"s": {1, 3}}},
 	}
@@ -83,7 +83,7 @@ func TestPreviousOwnerKeepsTasks(t *testing.T) {
 		},
 		Subtopologies: []Subtopology{{ID: "s", NumTasks: 4}},
 	}
-	want := Assignment{
+	want := AssignmentMap{
 		"a": {Active: TaskSet{"s": {1, 3}}},
 		"b": {Active: TaskSet{"s": {0, 2}}},
 	}
@@ -103,7 +103,7 @@ func TestSameProcessPreferred(t *testing.T) {
 		},
 		Subtopologies: []Subtopology{{ID: "s", NumTasks: 4, Stateful: true}},
 	}
-	want := Assignment{
+	want := AssignmentMap{
 		"a": {Active: TaskSet{"s": {0, 1}}},
 		"b": {Active: TaskSet{"s": {2}}},
 		"c": {Active: TaskSet{"s": {3}}},
@@ -123,7 +123,7 @@ func TestPreviousStandbyPreferred(t *testing.T) {
 		},
 		Subtopologies: []Subtopology{{ID: "s", NumTasks: 3, Stateful: true}},
 	}
-	want := Assignment{
+	want := AssignmentMap{
 		"a": {Active: TaskSet{"s": {0}}},
 		"b": {Active: TaskSet{"s": {2}}},
 		"c": {Active: TaskSet{"s": {1}}},
@@ -137,13 +137,13 @@ func TestPreviousStandbyPreferred(t *testing.T) {
 func TestDormantStateByLag(t *testing.T) {
 	spec := &GroupSpec{
 		Members: []MemberSpec{
-			{MemberID: "x", ProcessID: "p1", TaskLags: map[string]map[int32]int64{"s": {1: 0}}},
-			{MemberID: "y", ProcessID: "p2", TaskLags: map[string]map[int32]int64{"s": {0: 5}}},
+			{MemberID: "x", ProcessID: "p1", TaskLags: lags(map[string]map[int32]int64{"s": {1: 0}})},
+			{MemberID: "y", ProcessID: "p2", TaskLags: lags(map[string]map[int32]int64{"s": {0: 5}})},
 		},
 		Subtopologies:     []Subtopology{{ID: "s", NumTasks: 2, Stateful: true}},
 		NumWarmupReplicas: 2,
 	}
-	want := Assignment{
+	want := AssignmentMap{
 		"x": {Active: TaskSet{"s": {1}}},
 		"y": {Active: TaskSet{"s": {0}}},
 	}
@@ -214,8 +214,8 @@ func TestStandbySticky(t *testing.T) {
 func warmupSpec(newLags map[string]map[int32]int64, warmups int) *GroupSpec {
 	return &GroupSpec{
 		Members: []MemberSpec{
-			{MemberID: "a", ProcessID: "p1", Active: TaskSet{"s": {0, 1}}, TaskLags: map[string]map[int32]int64{"s": {0: 0, 1: 0}}},
-			{MemberID: "b", ProcessID: "p2", TaskLags: newLags},
+			{MemberID: "a", ProcessID: "p1", Active: TaskSet{"s": {0, 1}}, TaskLags: lags(map[string]map[int32]int64{"s": {0: 0, 1: 0}})},
+			{MemberID: "b", ProcessID: "p2", TaskLags: lags(newLags)},
 		},
 		Subtopologies:         []Subtopology{{ID: "s", NumTasks: 2, Stateful: true}},
 		NumWarmupReplicas:     warmups,
@@ -224,11 +224,11 @@ func warmupSpec(newLags map[string]map[int32]int64, warmups int) *GroupSpec {
 }
 
 func TestWarmup(t *testing.T) {
-	moved := Assignment{
+	moved := AssignmentMap{
 		"a": {Active: TaskSet{"s": {0}}},
 		"b": {Active: TaskSet{"s": {1}}},
 	}
-	warming := Assignment{
+	warming := AssignmentMap{
 		"a": {Active: TaskSet{"s": {0, 1}}},
 		"b": {Warmup: TaskSet{"s": {1}}},
 	}
@@ -236,7 +236,7 @@ func TestWarmup(t *testing.T) {
 		name    string
 		lags    map[string]map[int32]int64
 		warmups int
-		want    Assignment
+		want    AssignmentMap
 	}{
 		{"no state on new owner", map[string]map[int32]int64{}, 2, warming},
 		{"lagging new owner", map[string]map[int32]int64{"s": {1: 101}}, 2, warming},
@@ -262,9 +262,16 @@ func TestWarmup(t *testing.T) {
 		t.Fatalf("caught-up warm-up: got %v, want %v", got, moved)
 	}
 	// Still lagging: the warm-up continues.
-	spec.Members[1].TaskLags = map[string]map[int32]int64{"s": {1: 5000}}
+	spec.Members[1].TaskLags = lags(map[string]map[int32]int64{"s": {1: 5000}})
 	if got := mustAssign(t, spec); !reflect.DeepEqual(got, warming) {
 		t.Fatalf("lagging warm-up: got %v, want %v", got, warming)
+	}
+	// A task listed twice counts with its smallest lag, in either order.
+	for _, dup := range [][]TaskLag{{{"s", 1, 5000}, {"s", 1, 3}}, {{"s", 1, 3}, {"s", 1, 5000}}} {
+		spec.Members[1].TaskLags = dup
+		if got := mustAssign(t, spec); !reflect.DeepEqual(got, moved) {
+			t.Fatalf("lags %v: got %v, want %v", dup, got, moved)
+		}
 	}
 }
 
@@ -273,7 +280,7 @@ func TestWarmupLimit(t *testing.T) {
 	spec := &GroupSpec{
 		Members: []MemberSpec{
 			{MemberID: "a", ProcessID: "p1", Active: TaskSet{"s": {0, 1, 2, 3, 4, 5}}},
-			{MemberID: "b", ProcessID: "p2", TaskLags: map[string]map[int32]int64{}, Warmup: TaskSet{"s": {5}}},
+			{MemberID: "b", ProcessID: "p2", TaskLags: []TaskLag{}, Warmup: TaskSet{"s": {5}}},
 		},
 		Subtopologies:      []Subtopology{{ID: "s", NumTasks: 6, Stateful: true}},
 		NumWarmupReplicas:  2,

@@ -31,11 +31,23 @@ type MemberSpec struct {
 	// the basis for stickiness. Tasks of unknown subtopologies or outside
 	// 0..NumTasks-1 are ignored (the topology may have changed).
 	Active, Standby, Warmup TaskSet
-	// TaskLags is optional: subtopology ID -> partition -> lag in records of
-	// the member's local state for that task (negative counts as 0). nil
-	// means the member reports no lags. Reported tasks make the member a
-	// candidate for stickiness (state on local disk) and decide warm-ups.
-	TaskLags map[string]map[int32]int64
+	// TaskLags is optional: the lag in records of the member's local state
+	// for each task it reports, in any order (negative counts as 0; should a
+	// task be listed twice, its smallest lag counts). nil means the member
+	// reports no lags; an empty non-nil slice that it reports lags but holds
+	// no state. Reported tasks make the member a candidate for stickiness
+	// (state on local disk) and decide warm-ups. A flat list (like Kafka's
+	// per-member task offsets map keyed by task id), not nested maps: the
+	// assignor reads it in one sequential pass.
+	TaskLags []TaskLag
+}
+
+// TaskLag is a member's lag (records) on one task: partition Partition of
+// subtopology Subtopology.
+type TaskLag struct {
+	Subtopology string
+	Partition   int32
+	Lag         int64
 }
 
 // GroupSpec is the input of an assignment.
@@ -60,17 +72,14 @@ type MemberAssignment struct {
 	Active, Standby, Warmup TaskSet
 }
 
-// Assignment maps every member id of the GroupSpec to its target assignment
-// (possibly empty).
-type Assignment map[string]MemberAssignment
-
 // Assignor computes target assignments for streams groups.
 type Assignor interface {
 	// Name is the assignor's name as shown by StreamsGroupDescribe.
 	Name() string
-	// Assign computes a new target assignment. It returns an error, and no
+	// Assign computes a new target assignment (every member of spec, see
+	// Assignment; Map converts it to maps). It returns an error, and no
 	// assignment, for an invalid spec.
-	Assign(spec *GroupSpec) (Assignment, error)
+	Assign(spec *GroupSpec) (*Assignment, error)
 }
 
 // Sticky returns Kafka's "sticky" streams task assignor (see package doc).
@@ -84,7 +93,7 @@ type sticky struct{}
 
 func (sticky) Name() string { return StickyName }
 
-func (sticky) Assign(spec *GroupSpec) (Assignment, error) {
+func (sticky) Assign(spec *GroupSpec) (*Assignment, error) {
 	st, err := getState(spec)
 	if err != nil {
 		return nil, err
