@@ -118,7 +118,7 @@ type ConsumerGroup struct {
 	regexes  map[string]*consumerRegex
 	// owners is the partition → owning member index (assigned or pending revocation), derived
 	// from currents; a partition is given to a new owner only once it is absent here.
-	owners map[[16]byte]map[int32]string
+	owners map[[16]byte]*partitionOwners
 
 	// In memory only: a metadata refresh (KIP-1101 hash, regex resolution) is due at the next
 	// heartbeat. True after load and after topic changes.

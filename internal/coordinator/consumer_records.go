@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -437,35 +438,87 @@ func replayCGRegex(st *State, key, value []byte) error {
 		func(g *ConsumerGroup, _ string, _ *consumerRegex) { g.subsVersion++ })
 }
 
+// partitionOwners is one topic's partition → owning member index: a slice indexed by partition
+// (16 B per partition, no map overhead; partitions are dense from 0) with a map for the odd
+// partition number outside [0, maxDenseOwnerPartition) that a malformed record could carry.
+type partitionOwners struct {
+	dense  []string
+	n      int // non-empty entries of dense
+	sparse map[int32]string
+}
+
+const maxDenseOwnerPartition = 1 << 20
+
+func (o *partitionOwners) set(p int32, mid string) {
+	if p < 0 || p >= maxDenseOwnerPartition {
+		initMap(&o.sparse)[p] = mid
+		return
+	}
+	if int(p) >= len(o.dense) {
+		o.dense = slices.Grow(o.dense, int(p)+1-len(o.dense))[:int(p)+1]
+	}
+	if o.dense[p] == "" {
+		o.n++
+	}
+	o.dense[p] = mid
+}
+
+// clear removes p's owner if it is mid.
+func (o *partitionOwners) clear(p int32, mid string) {
+	if p < 0 || p >= maxDenseOwnerPartition {
+		if o.sparse[p] == mid {
+			delete(o.sparse, p)
+		}
+		return
+	}
+	if int(p) < len(o.dense) && o.dense[p] == mid && mid != "" {
+		o.dense[p] = ""
+		o.n--
+	}
+}
+
+func (o *partitionOwners) get(p int32) string {
+	if o == nil {
+		return ""
+	}
+	if p >= 0 && int(p) < len(o.dense) {
+		return o.dense[p]
+	}
+	return o.sparse[p]
+}
+
+func (o *partitionOwners) empty() bool { return o.n == 0 && len(o.sparse) == 0 }
+
 func (g *ConsumerGroup) index(mid string, a topicPartitions) {
 	for t, ps := range a {
-		m := g.owners[t]
-		if m == nil {
-			m = map[int32]string{}
-			initMap(&g.owners)[t] = m
+		o := g.owners[t]
+		if o == nil {
+			o = &partitionOwners{}
+			initMap(&g.owners)[t] = o
 		}
 		for _, p := range ps {
-			m[p] = mid
+			o.set(p, mid)
 		}
 	}
 }
 
 func (g *ConsumerGroup) unindex(mid string, a topicPartitions) {
 	for t, ps := range a {
-		m := g.owners[t]
-		for _, p := range ps {
-			if m[p] == mid {
-				delete(m, p)
-			}
+		o := g.owners[t]
+		if o == nil {
+			continue
 		}
-		if len(m) == 0 {
+		for _, p := range ps {
+			o.clear(p, mid)
+		}
+		if o.empty() {
 			delete(g.owners, t)
 		}
 	}
 }
 
 // owner returns the member owning a partition ("" = free).
-func (g *ConsumerGroup) owner(t [16]byte, p int32) string { return g.owners[t][p] }
+func (g *ConsumerGroup) owner(t [16]byte, p int32) string { return g.owners[t].get(p) }
 
 // --- writers: every durable change goes through st.Write ---
 
