@@ -260,12 +260,6 @@ func (b *Broker) Close() error {
 			b.plane.Close()
 		}
 		if b.db != nil {
-			// A clean stop flushes the memtables, so the next start need not replay the
-			// write-ahead log (Kafka's clean-shutdown marker plays the same role). A failed flush
-			// loses nothing: the WAL is still there and replayed at the next start.
-			if ferr := b.db.Flush(); ferr != nil {
-				b.log.Warn("store: flush at shutdown failed; the next start replays the write-ahead log", "err", ferr)
-			}
 			err = b.db.Close()
 		}
 	})
