@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -192,15 +191,7 @@ func classicStorm(ctx context.Context, o *Options, t Target, group, topic string
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if converged == 0 {
-		r.Skipped = true
-		r.Note = strings.TrimSuffix(fmt.Sprintf("did not converge within %v (%d members, %d partitions, %d requests, %d errors); %s", bound, members, partitions, r.Requests, r.Errors, r.Note), "; ")
-		return r
-	}
-	r.Seconds = converged.Seconds()
-	r.Units = int64(members)
-	fillRatesKeep(&r)
-	r.Note = fmt.Sprintf("converged in %.1f ms (%d members, %d partitions, %d JoinGroup/SyncGroup/Heartbeat requests)", ms(converged), members, partitions, r.Requests)
+	stormOutcome(&r, converged, bound, fmt.Sprintf("%d members, %d partitions, %d JoinGroup/SyncGroup/Heartbeat requests", members, partitions, r.Requests))
 	return r
 }
 

@@ -124,15 +124,7 @@ func joinStorm(ctx context.Context, o *Options, t Target, group, topic string, p
 	wg.Wait()
 	mu.Lock()
 	defer mu.Unlock()
-	if converged == 0 {
-		r.Skipped = true
-		r.Note = strings.TrimSuffix(fmt.Sprintf("did not converge within %v (%d members, %d partitions, %d heartbeats, %d errors); %s", bound, members, partitions, r.Requests, r.Errors, r.Note), "; ")
-		return r
-	}
-	r.Seconds = converged.Seconds()
-	r.Units = int64(members)
-	fillRatesKeep(&r)
-	r.Note = fmt.Sprintf("converged in %.1f ms (%d members over %d connections, %d partitions, %d heartbeats)", ms(converged), members, conns, partitions, r.Requests)
+	stormOutcome(&r, converged, bound, fmt.Sprintf("%d members over %d connections, %d partitions, %d heartbeats", members, conns, partitions, r.Requests))
 	return r
 }
 
@@ -142,4 +134,19 @@ func fillRatesKeep(r *Result) {
 		r.ReqPerSec = float64(r.Requests) / r.Seconds
 		r.UnitsPerSec = float64(r.Units) / r.Seconds
 	}
+}
+
+// stormOutcome completes a join storm's result: skipped with the reason when it did not converge
+// (converged == 0) within bound, else the convergence time as Seconds and one unit per member
+// (r.Members). what describes the case for the note.
+func stormOutcome(r *Result, converged, bound time.Duration, what string) {
+	if converged == 0 {
+		r.Skipped = true
+		r.Note = strings.TrimSuffix(fmt.Sprintf("did not converge within %v (%s, %d errors); %s", bound, what, r.Errors, r.Note), "; ")
+		return
+	}
+	r.Seconds = converged.Seconds()
+	r.Units = int64(r.Members)
+	fillRatesKeep(r)
+	r.Note = fmt.Sprintf("converged in %.1f ms (%s)", ms(converged), what)
 }

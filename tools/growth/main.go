@@ -151,30 +151,25 @@ func (stormTopics) CreateTopic(string, int32, map[string]string) error { return 
 func memberMemorySeries(sizes []int) Series {
 	s := Series{Name: "shard heap vs KIP-848 members", XLabel: "members (10 per group)", YLabel: "heap bytes"}
 	for _, n := range sizes {
-		runtime.GC()
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		cfg := coordinator.ConfigFrom(config.Defaults("group.consumer.assignment.interval.ms=0"))
-		cfg.Topics = stormTopics{}
-		h := coordinator.NewHarness(cfg)
-		for i := 0; i < n; i++ {
-			req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
-			req.Version = 1
-			req.Group = "group-" + strconv.Itoa(i/10)
-			req.MemberID = fmt.Sprintf("member-%08d-0000-0000-000000000000", i)
-			req.RebalanceTimeoutMillis = 60000
-			req.SubscribedTopicNames = []string{"t"}
-			req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
-			if c := h.Do(coordinator.Meta{APIVersion: 1}, coordinator.ConsumerGroupHeartbeat(req)); c.Err() != nil {
-				log.Fatalf("member %d: %v", i, c.Err())
-			}
-		}
-		h.Log = nil // the harness's record log is not shard state
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		runtime.KeepAlive(h)
 		s.X = append(s.X, float64(n))
-		s.Y = append(s.Y, float64(after.HeapAlloc-before.HeapAlloc))
+		s.Y = append(s.Y, heapGrowth(func() *coordinator.Harness {
+			cfg := coordinator.ConfigFrom(config.Defaults("group.consumer.assignment.interval.ms=0"))
+			cfg.Topics = stormTopics{}
+			h := coordinator.NewHarness(cfg)
+			for i := 0; i < n; i++ {
+				req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+				req.Version = 1
+				req.Group = "group-" + strconv.Itoa(i/10)
+				req.MemberID = fmt.Sprintf("member-%08d-0000-0000-000000000000", i)
+				req.RebalanceTimeoutMillis = 60000
+				req.SubscribedTopicNames = []string{"t"}
+				req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+				if c := h.Do(coordinator.Meta{APIVersion: 1}, coordinator.ConsumerGroupHeartbeat(req)); c.Err() != nil {
+					log.Fatalf("member %d: %v", i, c.Err())
+				}
+			}
+			return h
+		}))
 	}
 	return s
 }
@@ -187,15 +182,7 @@ func replaySeries(sizes []int) Series {
 		h := coordinator.NewHarness(&coordinator.Config{Shards: 1, OffsetMetadataMaxBytes: 4096})
 		for g := 0; g < (n+999)/1000; g++ {
 			for start := 0; start < 1000; start += 100 {
-				req := kmsg.NewPtrOffsetCommitRequest()
-				req.Version, req.Group, req.Generation = 8, fmt.Sprintf("group-%06d", g), -1
-				t := kmsg.NewOffsetCommitRequestTopic()
-				t.Topic = "orders"
-				for p := start; p < start+100; p++ {
-					t.Partitions = append(t.Partitions, kmsg.OffsetCommitRequestTopicPartition{Partition: int32(p), Offset: int64(p), LeaderEpoch: -1})
-				}
-				req.Topics = []kmsg.OffsetCommitRequestTopic{t}
-				h.Do(coordinator.Meta{APIVersion: 8}, coordinator.OffsetCommit(req))
+				commitOffsets(h, fmt.Sprintf("group-%06d", g), start, start+100)
 			}
 		}
 		recs := h.Latest(1)
@@ -217,29 +204,43 @@ func replaySeries(sizes []int) Series {
 func offsetMemorySeries(sizes []int) Series {
 	s := Series{Name: "shard heap vs committed offsets", XLabel: "committed offsets", YLabel: "heap bytes"}
 	for _, n := range sizes {
-		runtime.GC()
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		h := coordinator.NewHarness(&coordinator.Config{Shards: 1, OffsetMetadataMaxBytes: 4096})
-		for g := 0; g < n/100; g++ {
-			req := kmsg.NewPtrOffsetCommitRequest()
-			req.Version, req.Group, req.Generation = 8, fmt.Sprintf("group-%06d", g), -1
-			t := kmsg.NewOffsetCommitRequestTopic()
-			t.Topic = "orders"
-			for p := 0; p < 100; p++ {
-				t.Partitions = append(t.Partitions, kmsg.OffsetCommitRequestTopicPartition{Partition: int32(p), Offset: int64(p), LeaderEpoch: -1})
-			}
-			req.Topics = []kmsg.OffsetCommitRequestTopic{t}
-			h.Do(coordinator.Meta{APIVersion: 8}, coordinator.OffsetCommit(req))
-		}
-		h.Log = nil // the harness's record log is not shard state
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		runtime.KeepAlive(h)
 		s.X = append(s.X, float64(n))
-		s.Y = append(s.Y, float64(after.HeapAlloc-before.HeapAlloc))
+		s.Y = append(s.Y, heapGrowth(func() *coordinator.Harness {
+			h := coordinator.NewHarness(&coordinator.Config{Shards: 1, OffsetMetadataMaxBytes: 4096})
+			for g := 0; g < n/100; g++ {
+				commitOffsets(h, fmt.Sprintf("group-%06d", g), 0, 100)
+			}
+			return h
+		}))
 	}
 	return s
+}
+
+// commitOffsets commits partitions [from, to) of topic "orders" for group in one OffsetCommit.
+func commitOffsets(h *coordinator.Harness, group string, from, to int) {
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Version, req.Group, req.Generation = 8, group, -1
+	t := kmsg.NewOffsetCommitRequestTopic()
+	t.Topic = "orders"
+	for p := from; p < to; p++ {
+		t.Partitions = append(t.Partitions, kmsg.OffsetCommitRequestTopicPartition{Partition: int32(p), Offset: int64(p), LeaderEpoch: -1})
+	}
+	req.Topics = []kmsg.OffsetCommitRequestTopic{t}
+	h.Do(coordinator.Meta{APIVersion: 8}, coordinator.OffsetCommit(req))
+}
+
+// heapGrowth returns the live heap (after a GC) that the harness build returns holds, its
+// record log excluded (the log is not shard state).
+func heapGrowth(build func() *coordinator.Harness) float64 {
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	h := build()
+	h.Log = nil
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(h)
+	return float64(after.HeapAlloc) - float64(before.HeapAlloc)
 }
 
 type topicMeta struct{ parts map[assign.TopicID]int32 }
