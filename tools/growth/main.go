@@ -77,18 +77,36 @@ func Measure(quick bool) []Series {
 	}
 	offsets := []int{25000, 50000, 100000, 200000, 400000}
 	if quick {
-		offsets = []int{1000, 2000, 4000}
+		offsets = []int{5000, 10000, 20000}
 	}
 	cmembers := []int{250, 500, 1000, 2000, 4000}
 	hmembers := []int{2500, 5000, 10000, 20000, 40000}
 	replay := []int{125000, 250000, 500000, 1000000, 2000000}
 	if quick {
 		cmembers = []int{25, 50, 100}
-		hmembers = []int{100, 200, 400}
+		hmembers = []int{1000, 2000, 4000}
 		replay = []int{1000, 2000, 4000}
 	}
-	return []Series{uniformSeries(members), streamsSeries(smembers), offsetMemorySeries(offsets), joinStormSeries(jmembers, jparts),
+	all := []Series{uniformSeries(members), streamsSeries(smembers), offsetMemorySeries(offsets), joinStormSeries(jmembers, jparts),
 		classicJoinStormSeries(cmembers), memberMemorySeries(hmembers), replaySeries(replay)}
+	for i := range all {
+		all[i] = all[i].positive()
+	}
+	return all
+}
+
+// positive drops points a log-log plot cannot show (a heap delta can come out ≤ 0 when a GC
+// lands badly on a small size), saying so on stderr.
+func (s Series) positive() Series {
+	out := Series{Name: s.Name, XLabel: s.XLabel, YLabel: s.YLabel}
+	for i := range s.X {
+		if s.X[i] > 0 && s.Y[i] > 0 {
+			out.X, out.Y = append(out.X, s.X[i]), append(out.Y, s.Y[i])
+		} else {
+			fmt.Fprintf(os.Stderr, "%s: dropped the point %v → %v (not positive)\n", s.Name, s.X[i], s.Y[i])
+		}
+	}
+	return out
 }
 
 // classicJoinStormSeries: n classic members join one empty group (JoinGroup v9 with
