@@ -116,13 +116,22 @@ func (g *StreamsGroup) taskLags(id string) []assignor.TaskLag {
 	return out
 }
 
-func toAssignorTasks(t streamsTasks) assignor.TaskSet {
+// toAssignorTasks lists a member's tasks as the assignor's input: one entry per subtopology
+// (ascending), its partitions ascending, all sharing one array; nil when there are none.
+func toAssignorTasks(t streamsTasks) []assignor.SubtopologyTasks {
 	if len(t) == 0 {
 		return nil
 	}
-	out := assignor.TaskSet{}
-	for _, k := range t.sorted() {
-		out[k.Sub] = append(out[k.Sub], k.Part)
+	tasks := t.sorted()
+	parts := make([]int32, len(tasks))
+	var out []assignor.SubtopologyTasks
+	start := 0
+	for i, k := range tasks {
+		parts[i] = k.Part
+		if i+1 == len(tasks) || tasks[i+1].Sub != k.Sub {
+			out = append(out, assignor.SubtopologyTasks{Subtopology: k.Sub, Partitions: parts[start : i+1 : i+1]})
+			start = i + 1
+		}
 	}
 	return out
 }

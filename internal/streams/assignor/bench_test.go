@@ -2,6 +2,7 @@ package assignor
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"syscall"
 	"testing"
@@ -81,7 +82,7 @@ func benchSpec(tb testing.TB, p benchParams) *GroupSpec {
 				if p.incremental {
 					// The owner is the previous active one.
 					for i := range spec.Members {
-						if c := spec.Members[i].Active[s.ID]; len(c) > 0 && sort.Search(len(c), func(j int) bool { return c[j] >= part }) < len(c) && c[sort.Search(len(c), func(j int) bool { return c[j] >= part })] == part {
+						if holds(spec.Members[i].Active, s.ID, part) {
 							owner = &spec.Members[i]
 							break
 						}
@@ -96,6 +97,16 @@ func benchSpec(tb testing.TB, p benchParams) *GroupSpec {
 		}
 	}
 	return spec
+}
+
+// holds reports whether ts lists partition part of subtopology sub.
+func holds(ts []SubtopologyTasks, sub string, part int32) bool {
+	for _, e := range ts {
+		if e.Subtopology == sub && slices.Contains(e.Partitions, part) {
+			return true
+		}
+	}
+	return false
 }
 
 // runAssignBench also reports cpu-ns/op (process user+system CPU time per
@@ -155,7 +166,7 @@ func BenchmarkStreamsStickyAssignorGrowth(b *testing.B) {
 }
 
 // BenchmarkStreamsSpecIteration is a calibration floor: it only walks every
-// map entry of the GroupSpec the largest INCREMENTAL grid points hand to the
+// entry of the GroupSpec the largest INCREMENTAL grid points hand to the
 // assignor, which any assignor taking this input must do at least once.
 func BenchmarkStreamsSpecIteration(b *testing.B) {
 	for _, offsets := range []bool{false, true} {
@@ -167,9 +178,9 @@ func BenchmarkStreamsSpecIteration(b *testing.B) {
 			for b.Loop() {
 				for i := range spec.Members {
 					m := &spec.Members[i]
-					for _, ts := range [3]TaskSet{m.Active, m.Standby, m.Warmup} {
-						for _, ps := range ts {
-							n += len(ps)
+					for _, ts := range [3][]SubtopologyTasks{m.Active, m.Standby, m.Warmup} {
+						for _, e := range ts {
+							n += len(e.Subtopology) + len(e.Partitions)
 						}
 					}
 					for _, l := range m.TaskLags {

@@ -172,7 +172,7 @@ func withPrevious(spec *GroupSpec, a AssignmentMap) *GroupSpec {
 	out.Members = slices.Clone(spec.Members)
 	for i := range out.Members {
 		ma := a[out.Members[i].MemberID]
-		out.Members[i].Active, out.Members[i].Standby, out.Members[i].Warmup = ma.Active, ma.Standby, ma.Warmup
+		out.Members[i].Active, out.Members[i].Standby, out.Members[i].Warmup = flat(ma.Active), flat(ma.Standby), flat(ma.Warmup)
 	}
 	return &out
 }
@@ -219,7 +219,8 @@ func randomSpec(r *rand.Rand, maxMembers int) *GroupSpec {
 	return spec
 }
 
-// shuffled returns spec with members in another order and freshly built maps.
+// shuffled returns spec with members, subtopologies, task entries and lags
+// in another order, in fresh copies.
 func shuffled(r *rand.Rand, spec *GroupSpec) *GroupSpec {
 	out := *spec
 	out.Members = slices.Clone(spec.Members)
@@ -230,7 +231,7 @@ func shuffled(r *rand.Rand, spec *GroupSpec) *GroupSpec {
 	})
 	for i := range out.Members {
 		m := &out.Members[i]
-		m.Active, m.Standby, m.Warmup = cloneTS(m.Active), cloneTS(m.Standby), cloneTS(m.Warmup)
+		m.Active, m.Standby, m.Warmup = cloneTS(r, m.Active), cloneTS(r, m.Standby), cloneTS(r, m.Warmup)
 		if m.TaskLags != nil {
 			m.TaskLags = slices.Clone(m.TaskLags)
 			r.Shuffle(len(m.TaskLags), func(i, j int) { m.TaskLags[i], m.TaskLags[j] = m.TaskLags[j], m.TaskLags[i] })
@@ -239,14 +240,30 @@ func shuffled(r *rand.Rand, spec *GroupSpec) *GroupSpec {
 	return &out
 }
 
-func cloneTS(ts TaskSet) TaskSet {
+// cloneTS returns a deep copy of ts with its entries in another order.
+func cloneTS(r *rand.Rand, ts []SubtopologyTasks) []SubtopologyTasks {
 	if ts == nil {
 		return nil
 	}
-	out := TaskSet{}
-	for k, v := range ts {
-		out[k] = slices.Clone(v)
+	out := make([]SubtopologyTasks, len(ts))
+	for i, e := range ts {
+		out[i] = SubtopologyTasks{e.Subtopology, slices.Clone(e.Partitions)}
 	}
+	r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}
+
+// flat turns a TaskSet into the input's entry list, subtopologies ascending
+// (nil for an empty set).
+func flat(ts TaskSet) []SubtopologyTasks {
+	if len(ts) == 0 {
+		return nil
+	}
+	out := make([]SubtopologyTasks, 0, len(ts))
+	for s, ps := range ts {
+		out = append(out, SubtopologyTasks{s, ps})
+	}
+	slices.SortFunc(out, func(a, b SubtopologyTasks) int { return strings.Compare(a.Subtopology, b.Subtopology) })
 	return out
 }
 

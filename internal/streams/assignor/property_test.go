@@ -142,7 +142,7 @@ func TestPropertyGarbagePrevious(t *testing.T) {
 		spec := randomSpec(r, 20)
 		for i := range spec.Members {
 			m := &spec.Members[i]
-			m.Active, m.Standby, m.Warmup = randomTS(r, spec), randomTS(r, spec), randomTS(r, spec)
+			m.Active, m.Standby, m.Warmup = flat(randomTS(r, spec)), flat(randomTS(r, spec)), flat(randomTS(r, spec))
 			if r.IntN(2) == 0 {
 				m.TaskLags = []TaskLag{}
 				for _, k := range tasksOf(randomTS(r, spec)) {

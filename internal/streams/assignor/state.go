@@ -240,21 +240,15 @@ func (st *state) indexPrevious() {
 	st.owner = filled(st.owner, T, -1)
 	st.warm = filled(st.warm, T, -1)
 	for m, ms := range st.members {
-		// Every map loop here stops after its last entry: that saves the
-		// iterator's scan for a next one, which costs as much as finding an
-		// entry in the small maps typical here.
-		left := len(ms.Active)
-		for sub, parts := range ms.Active {
-			if off, n, ok := st.subRange(sub); ok {
-				for _, p := range parts {
+		for i := range ms.Active {
+			e := &ms.Active[i]
+			if off, n, ok := st.subRange(e.Subtopology); ok {
+				for _, p := range e.Partitions {
 					// Should two members claim a task, the first in member order keeps it.
 					if p >= 0 && p < n && st.prevActive[off+p] < 0 {
 						st.prevActive[off+p] = int32(m)
 					}
 				}
-			}
-			if left--; left == 0 {
-				break
 			}
 		}
 	}
@@ -268,11 +262,10 @@ func (st *state) indexPrevious() {
 	recs := st.scratch.recs[:0]
 	for m, ms := range st.members {
 		mi := int32(m)
-		holders := func(ts TaskSet, kind int8) {
-			left := len(ts)
-			for sub, parts := range ts {
-				if off, n, ok := st.subRange(sub); ok {
-					for _, p := range parts {
+		holders := func(ts []SubtopologyTasks, kind int8) {
+			for i := range ts {
+				if off, n, ok := st.subRange(ts[i].Subtopology); ok {
+					for _, p := range ts[i].Partitions {
 						if p < 0 || p >= n {
 							continue
 						}
@@ -283,9 +276,6 @@ func (st *state) indexPrevious() {
 						last[t] = int32(len(recs))
 						recs = append(recs, rec{t, cand{member: mi, kind: kind}})
 					}
-				}
-				if left--; left == 0 {
-					break
 				}
 			}
 		}

@@ -52,7 +52,7 @@ func TestEmpty(t *testing.T) {
 		t.Fatalf("no members: got %v", a)
 	}
 	spec := &GroupSpec{
-		Members:       []MemberSpec{{MemberID: "a", ProcessID: "p", Active: TaskSet{"gone": {1}}}},
+		Members:       []MemberSpec{{MemberID: "a", ProcessID: "p", Active: flat(TaskSet{"gone": {1}})}},
 		Subtopologies: []Subtopology{{ID: "s", NumTasks: 0, Stateful: true}},
 	}
 	a = mustAssign(t, spec)
@@ -78,8 +78,8 @@ func TestFreshRoundRobin(t *testing.T) {
 func TestPreviousOwnerKeepsTasks(t *testing.T) {
 	spec := &GroupSpec{
 		Members: []MemberSpec{
-			{MemberID: "a", ProcessID: "p1", Active: TaskSet{"s": {1, 3}}},
-			{MemberID: "b", ProcessID: "p2", Active: TaskSet{"s": {0, 2}}},
+			{MemberID: "a", ProcessID: "p1", Active: flat(TaskSet{"s": {1, 3}})},
+			{MemberID: "b", ProcessID: "p2", Active: flat(TaskSet{"s": {0, 2}})},
 		},
 		Subtopologies: []Subtopology{{ID: "s", NumTasks: 4}},
 	}
@@ -97,7 +97,7 @@ func TestPreviousOwnerKeepsTasks(t *testing.T) {
 func TestSameProcessPreferred(t *testing.T) {
 	spec := &GroupSpec{
 		Members: []MemberSpec{
-			{MemberID: "a", ProcessID: "P", Active: TaskSet{"s": {0, 1, 2, 3}}},
+			{MemberID: "a", ProcessID: "P", Active: flat(TaskSet{"s": {0, 1, 2, 3}})},
 			{MemberID: "b", ProcessID: "P"},
 			{MemberID: "c", ProcessID: "Q"},
 		},
@@ -117,9 +117,9 @@ func TestSameProcessPreferred(t *testing.T) {
 func TestPreviousStandbyPreferred(t *testing.T) {
 	spec := &GroupSpec{
 		Members: []MemberSpec{
-			{MemberID: "a", ProcessID: "p1", Active: TaskSet{"s": {0, 1, 2}}},
+			{MemberID: "a", ProcessID: "p1", Active: flat(TaskSet{"s": {0, 1, 2}})},
 			{MemberID: "b", ProcessID: "p2"},
-			{MemberID: "c", ProcessID: "p3", Standby: TaskSet{"s": {1}}},
+			{MemberID: "c", ProcessID: "p3", Standby: flat(TaskSet{"s": {1}})},
 		},
 		Subtopologies: []Subtopology{{ID: "s", NumTasks: 3, Stateful: true}},
 	}
@@ -156,8 +156,8 @@ func TestDormantStateByLag(t *testing.T) {
 func TestStatefulAndStatelessBalancedSeparately(t *testing.T) {
 	spec := &GroupSpec{
 		Members: []MemberSpec{
-			{MemberID: "a", ProcessID: "p1", Active: TaskSet{"sf": {0, 1}}},
-			{MemberID: "b", ProcessID: "p2", Active: TaskSet{"sl": {0, 1}}},
+			{MemberID: "a", ProcessID: "p1", Active: flat(TaskSet{"sf": {0, 1}})},
+			{MemberID: "b", ProcessID: "p2", Active: flat(TaskSet{"sl": {0, 1}})},
 		},
 		Subtopologies: []Subtopology{{ID: "sf", NumTasks: 2, Stateful: true}, {ID: "sl", NumTasks: 2}},
 	}
@@ -197,9 +197,9 @@ func TestStandbysOnOtherProcess(t *testing.T) {
 func TestStandbySticky(t *testing.T) {
 	spec := &GroupSpec{
 		Members: []MemberSpec{
-			{MemberID: "a", ProcessID: "p1", Active: TaskSet{"s": {0}}, Standby: TaskSet{"s": {1}}},
-			{MemberID: "b", ProcessID: "p2", Active: TaskSet{"s": {1}}},
-			{MemberID: "c", ProcessID: "p3", Standby: TaskSet{"s": {0}}},
+			{MemberID: "a", ProcessID: "p1", Active: flat(TaskSet{"s": {0}}), Standby: flat(TaskSet{"s": {1}})},
+			{MemberID: "b", ProcessID: "p2", Active: flat(TaskSet{"s": {1}})},
+			{MemberID: "c", ProcessID: "p3", Standby: flat(TaskSet{"s": {0}})},
 		},
 		Subtopologies:      []Subtopology{{ID: "s", NumTasks: 2, Stateful: true}},
 		NumStandbyReplicas: 1,
@@ -214,7 +214,7 @@ func TestStandbySticky(t *testing.T) {
 func warmupSpec(newLags map[string]map[int32]int64, warmups int) *GroupSpec {
 	return &GroupSpec{
 		Members: []MemberSpec{
-			{MemberID: "a", ProcessID: "p1", Active: TaskSet{"s": {0, 1}}, TaskLags: lags(map[string]map[int32]int64{"s": {0: 0, 1: 0}})},
+			{MemberID: "a", ProcessID: "p1", Active: flat(TaskSet{"s": {0, 1}}), TaskLags: lags(map[string]map[int32]int64{"s": {0: 0, 1: 0}})},
 			{MemberID: "b", ProcessID: "p2", TaskLags: lags(newLags)},
 		},
 		Subtopologies:         []Subtopology{{ID: "s", NumTasks: 2, Stateful: true}},
@@ -257,7 +257,7 @@ func TestWarmup(t *testing.T) {
 
 	// Next round: the warm-up caught up, so the task moves.
 	spec := warmupSpec(map[string]map[int32]int64{"s": {1: 3}}, 2)
-	spec.Members[1].Warmup = TaskSet{"s": {1}}
+	spec.Members[1].Warmup = flat(TaskSet{"s": {1}})
 	if got := mustAssign(t, spec); !reflect.DeepEqual(got, moved) {
 		t.Fatalf("caught-up warm-up: got %v, want %v", got, moved)
 	}
@@ -279,8 +279,8 @@ func TestWarmup(t *testing.T) {
 func TestWarmupLimit(t *testing.T) {
 	spec := &GroupSpec{
 		Members: []MemberSpec{
-			{MemberID: "a", ProcessID: "p1", Active: TaskSet{"s": {0, 1, 2, 3, 4, 5}}},
-			{MemberID: "b", ProcessID: "p2", TaskLags: []TaskLag{}, Warmup: TaskSet{"s": {5}}},
+			{MemberID: "a", ProcessID: "p1", Active: flat(TaskSet{"s": {0, 1, 2, 3, 4, 5}})},
+			{MemberID: "b", ProcessID: "p2", TaskLags: []TaskLag{}, Warmup: flat(TaskSet{"s": {5}})},
 		},
 		Subtopologies:      []Subtopology{{ID: "s", NumTasks: 6, Stateful: true}},
 		NumWarmupReplicas:  2,

@@ -28,9 +28,12 @@ type MemberSpec struct {
 	RackID     string
 	ClientTags map[string]string
 	// Active, Standby and Warmup hold the member's current target assignment,
-	// the basis for stickiness. Tasks of unknown subtopologies or outside
-	// 0..NumTasks-1 are ignored (the topology may have changed).
-	Active, Standby, Warmup TaskSet
+	// the basis for stickiness: one entry per subtopology, in any order
+	// (should a task be listed twice, it counts once). Tasks of unknown
+	// subtopologies or outside 0..NumTasks-1 are ignored (the topology may
+	// have changed). Flat lists, not maps, like TaskLags: the assignor reads
+	// them in one sequential pass.
+	Active, Standby, Warmup []SubtopologyTasks
 	// TaskLags is optional: the lag in records of the member's local state
 	// for each task it reports, in any order (negative counts as 0; should a
 	// task be listed twice, its smallest lag counts). nil means the member
@@ -40,6 +43,13 @@ type MemberSpec struct {
 	// per-member task offsets map keyed by task id), not nested maps: the
 	// assignor reads it in one sequential pass.
 	TaskLags []TaskLag
+}
+
+// SubtopologyTasks are tasks of one subtopology: partitions Partitions of
+// subtopology Subtopology (the input form of a member's previous target).
+type SubtopologyTasks struct {
+	Subtopology string
+	Partitions  []int32
 }
 
 // TaskLag is a member's lag (records) on one task: partition Partition of
