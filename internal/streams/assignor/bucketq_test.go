@@ -12,19 +12,7 @@ func TestBucketQueueMatchesProcHeap(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	for round := 0; round < 500; round++ {
 		n := 1 + r.IntN(150)
-		mk := func() *state {
-			st := &state{numProcs: n, uniformCap: true}
-			st.procLoad = make([]int64, n)
-			st.procCap = make([]int64, n)
-			return st
-		}
-		a, b := mk(), mk()
-		a.uniformCap = false // the reference: the general heap on exact ratios
-		for p := 0; p < n; p++ {
-			l := int64(r.IntN(5))
-			a.procLoad[p], b.procLoad[p] = l, l
-			a.procCap[p], b.procCap[p] = 2, 2
-		}
+		a, b := pairedStates(r, n, 5, 2)
 		hq := heapQueue{procHeap: newProcHeap(a, &procHeapBuf{})}
 		bq, ok := newBucketQueue(b, &bucketQueueBuf{}, int64(r.IntN(8)))
 		if !ok {

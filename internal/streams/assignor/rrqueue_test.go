@@ -11,19 +11,7 @@ func TestRRQueueMatchesProcHeap(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for round := 0; round < 500; round++ {
 		n := 1 + r.IntN(60)
-		mk := func() *state {
-			st := &state{numProcs: n, uniformCap: true}
-			st.procLoad = make([]int64, n)
-			st.procCap = make([]int64, n)
-			return st
-		}
-		a, b := mk(), mk()
-		a.uniformCap = false // the reference: the general heap on exact ratios
-		for p := 0; p < n; p++ {
-			l := int64(r.IntN(4))
-			a.procLoad[p], b.procLoad[p] = l, l
-			a.procCap[p], b.procCap[p] = 3, 3
-		}
+		a, b := pairedStates(r, n, 4, 3)
 		ph := newProcHeap(a, &procHeapBuf{})
 		q := newRRQueue(b, &rrQueueBuf{})
 		for step := 0; ph.len() > 0; step++ {
@@ -53,4 +41,19 @@ func TestRRQueueMatchesProcHeap(t *testing.T) {
 			}
 		}
 	}
+}
+
+// pairedStates returns two states of n processes with the same random loads (below maxLoad) and
+// capacity: a is the reference (the general heap on exact ratios), b has uniform capacity.
+func pairedStates(r *rand.Rand, n, maxLoad int, capacity int64) (a, b *state) {
+	mk := func(uniform bool) *state {
+		return &state{numProcs: n, uniformCap: uniform, procLoad: make([]int64, n), procCap: make([]int64, n)}
+	}
+	a, b = mk(false), mk(true)
+	for p := 0; p < n; p++ {
+		l := int64(r.IntN(maxLoad))
+		a.procLoad[p], b.procLoad[p] = l, l
+		a.procCap[p], b.procCap[p] = capacity, capacity
+	}
+	return a, b
 }
