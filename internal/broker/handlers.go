@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/coordinator/api"
 	"github.com/muster-io/muster/internal/server"
 	"github.com/muster-io/muster/internal/wire"
 )
@@ -16,7 +17,7 @@ func dataHandler[Req kmsg.Request, Resp kmsg.Response](fn func(context.Context, 
 }
 
 // registerHandlers binds every supported API key to its implementation: data-plane keys to the
-// Plane, group keys to the coordinator Service (whose registry lists what it serves).
+// Plane, group keys to the coordinator adapters (api.Service.Handlers lists what they serve).
 func (b *Broker) registerHandlers() {
 	p := b.plane
 	data := map[int16]server.Handler{
@@ -38,14 +39,23 @@ func (b *Broker) registerHandlers() {
 		37: dataHandler(p.CreatePartitions),
 		60: dataHandler(p.DescribeCluster),
 	}
-	ch := coordHandler(b.svc)
+	coord := map[int16]server.Handler{}
+	for _, h := range b.svc.Handlers() {
+		coord[h.Key] = coordHandler(h)
+	}
 	for _, a := range wire.Supported {
 		if h, ok := data[a.Key]; ok {
 			b.srv.Handle(a.Key, h)
-			continue
+		} else if h, ok := coord[a.Key]; ok {
+			b.srv.Handle(a.Key, h)
 		}
-		if coordinator.Handles(a.Key) {
-			b.srv.Handle(a.Key, ch)
-		}
+	}
+}
+
+// coordHandler adapts a group coordinator API to a server handler, passing the request's
+// version and client.
+func coordHandler(h api.Handler) server.Handler {
+	return func(ctx context.Context, r *server.Request) kmsg.Response {
+		return h.Serve(ctx, coordinator.Meta{APIVersion: r.Header.APIVersion, ClientID: r.Header.ClientID, ClientHost: r.ClientHostKafka}, r.Body)
 	}
 }

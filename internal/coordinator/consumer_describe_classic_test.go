@@ -12,7 +12,7 @@ import (
 // protocol, and without members.
 func TestDescribeGroupsConsumerGroupWithClassicMembers(t *testing.T) {
 	h := newCGHarness(t)
-	h.topics.add("t1", 4)
+	h.topics.Add("t1", 4)
 	a := h.joinClient("g", "a", "t1")
 	h.settle("g", []*cgClient{a})
 	cl := &cgClassicClient{group: "g"}

@@ -34,6 +34,8 @@ type Plane struct {
 	closing       chan struct{} // closed by Close: stops the retention loop
 	retentionDone chan struct{} // closed when the retention loop returned
 
+	images imageCache // the coordinator's metadata.Image (image.go)
+
 	subMu      sync.Mutex
 	subs       []func(TopicChange)
 	events     []TopicChange
@@ -287,6 +289,7 @@ func (p *Plane) Subscribe(fn func(TopicChange)) {
 
 // publish queues ev (called in commit order, under adminMu).
 func (p *Plane) publish(ev TopicChange) {
+	p.images.version.Add(1)
 	p.subMu.Lock()
 	p.events = append(p.events, ev)
 	p.subMu.Unlock()

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/coordinator/coordtest"
 	"github.com/muster-io/muster/internal/streams/topodesc/topodesctest"
 	"github.com/muster-io/muster/internal/streams/topology"
 	"github.com/muster-io/muster/internal/testutil"
@@ -30,7 +31,7 @@ type tdEnv struct {
 	t     *testing.T
 	ctx   context.Context
 	store *topodesctest.Store
-	clock *coordinator.ManualClock
+	clock *coordtest.ManualClock
 	b     *testutil.Broker
 	br    *kgo.Broker
 	opts  []string
@@ -42,7 +43,7 @@ func startTD(t *testing.T, withPlugin bool, extra ...string) *tdEnv {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	e := &tdEnv{t: t, ctx: ctx, clock: coordinator.NewManualClock(tdStart)}
+	e := &tdEnv{t: t, ctx: ctx, clock: coordtest.NewManualClock(tdStart)}
 	opts := []string{"group.streams.initial.rebalance.delay.ms=0"}
 	if withPlugin {
 		e.store = topodesctest.NewStore()

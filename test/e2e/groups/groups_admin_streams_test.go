@@ -1,4 +1,4 @@
-package coordinator_test
+package groups
 
 import (
 	"reflect"

@@ -1,4 +1,4 @@
-package coordinator_test
+package groups
 
 import (
 	"reflect"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/coordinator/coordtest"
 	"github.com/muster-io/muster/internal/testutil"
 )
 
@@ -146,7 +146,7 @@ func TestAdminOnConsumerGroup(t *testing.T) {
 // commit time, except those of topics a member subscribes to; once Empty with no offsets left
 // the group is deleted (its records tombstoned: it stays gone after a restart).
 func TestOffsetExpiryConsumerGroup(t *testing.T) {
-	clock := coordinator.NewManualClock(time.UnixMilli(1_800_000_000_000))
+	clock := coordtest.NewManualClock(time.UnixMilli(1_800_000_000_000))
 	b := testutil.StartIn(t, t.TempDir(), clock, "offsets.retention.ms=1000", "offsets.retention.check.interval.ms=100")
 	addr := b.Addr()
 	otTopics(t, addr, map[string]int32{"t1": 1, "t2": 1})

@@ -1,4 +1,4 @@
-package coordinator_test
+package groups
 
 import (
 	"reflect"
@@ -7,8 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"github.com/muster-io/muster/internal/config"
-	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/coordinator/coordtest"
 	"github.com/muster-io/muster/internal/testutil"
 )
 
@@ -28,7 +27,7 @@ func otSettledFetch(t *testing.T, addr, group string) map[string]otOffset {
 // offset-expirations counts every expired offset.
 func TestOffsetExpiryManualClock(t *testing.T) {
 	t0 := time.UnixMilli(1_800_000_000_000)
-	clock := coordinator.NewManualClock(t0)
+	clock := coordtest.NewManualClock(t0)
 	b := testutil.StartIn(t, t.TempDir(), clock, "offsets.retention.ms=1000", "offsets.retention.check.interval.ms=100")
 	addr := b.Addr()
 	otTopics(t, addr, map[string]int32{"t1": 2, "t2": 2})
@@ -138,7 +137,7 @@ func TestOffsetExpiryManualClock(t *testing.T) {
 // expiration condition in Kafka, so none of its offsets expire, not even those committed with an
 // explicit retention (OffsetCommit v2); once it is Empty they do (the group is then deleted).
 func TestOffsetExpiryNoCondition(t *testing.T) {
-	clock := coordinator.NewManualClock(time.UnixMilli(1_800_000_000_000))
+	clock := coordtest.NewManualClock(time.UnixMilli(1_800_000_000_000))
 	b := testutil.StartIn(t, t.TempDir(), clock, "offsets.retention.ms=1000", "offsets.retention.check.interval.ms=100")
 	addr := b.Addr()
 	otTopics(t, addr, map[string]int32{"t1": 2})
@@ -193,29 +192,6 @@ func TestOffsetExpiryMetricsAndWallClock(t *testing.T) {
 	}
 	if got := after["muster_group_coordinator_offset_count"]; got != 0 {
 		t.Errorf("offset_count = %v, want 0", got)
-	}
-}
-
-// TestOffsetsRetentionConfig: offsets.retention.ms wins over offsets.retention.minutes;
-// offsets.retention.check.interval.ms sets the sweep period.
-func TestOffsetsRetentionConfig(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want time.Duration
-	}{
-		{nil, 7 * 24 * time.Hour},
-		{[]string{"offsets.retention.minutes=3"}, 3 * time.Minute},
-		{[]string{"offsets.retention.minutes=3", "offsets.retention.ms=250"}, 250 * time.Millisecond},
-		{[]string{"offsets.retention.ms=250"}, 250 * time.Millisecond},
-	} {
-		v, err := config.Parse(nil, append(tc.args, "offsets.retention.check.interval.ms=1234"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := coordinator.ConfigFrom(v)
-		if cfg.OffsetsRetention != tc.want || cfg.OffsetsRetentionCheck != 1234*time.Millisecond {
-			t.Errorf("%v: retention %v check %v, want %v and 1.234s", tc.args, cfg.OffsetsRetention, cfg.OffsetsRetentionCheck, tc.want)
-		}
 	}
 }
 

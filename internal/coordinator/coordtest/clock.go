@@ -1,26 +1,14 @@
-package coordinator
+// Package coordtest is the group coordinator's test kit (in the manner of etcd-io/raft's
+// rafttest): a Harness that drives one shard's pure state synchronously with a manual clock,
+// deterministic member ids and an in-memory topic set; the replay-equivalence check; and a
+// scripted scenario runner with golden output (datadriven). Tests and benchmarks import it; the
+// product never does.
+package coordtest
 
 import (
 	"sync"
 	"time"
 )
-
-// Clock is the coordinator's time source. The state machine never reads the wall clock: the shard
-// loop stamps each operation with Now, and due timers are found by comparing against it.
-type Clock interface {
-	Now() time.Time
-	// AfterFunc calls f once d has elapsed on this clock; stop cancels it.
-	AfterFunc(d time.Duration, f func()) (stop func() bool)
-}
-
-// WallClock is the real clock.
-type WallClock struct{}
-
-// Now implements Clock.
-func (WallClock) Now() time.Time { return time.Now() }
-
-// AfterFunc implements Clock.
-func (WallClock) AfterFunc(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 
 // ManualClock is a Clock that moves only when told to, for tests that never sleep.
 type ManualClock struct {

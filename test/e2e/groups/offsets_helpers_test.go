@@ -1,4 +1,4 @@
-package coordinator_test
+package groups
 
 import (
 	"bufio"
@@ -292,4 +292,44 @@ func benchClient(b *testing.B, addr string) *kgo.Client {
 
 func benchCreate(b *testing.B, cl *kgo.Client, topic string, partitions int32) (kadm.CreateTopicResponse, error) {
 	return kadm.NewClient(cl).CreateTopic(b.Context(), partitions, 1, nil, topic)
+}
+
+// BenchmarkOffsetCommitFetchLoopback measures one OffsetCommit of 50 partitions followed by one
+// OffsetFetch (all offsets) against an in-process broker over loopback; each commit is durable
+// (fsync) before it is answered.
+func BenchmarkOffsetCommitFetchLoopback(b *testing.B) {
+	br := testutil.Start(b)
+	addr := br.Addr()
+	cl := benchClient(b, addr)
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Group, commit.Generation = "bench", -1
+	rt := kmsg.NewOffsetCommitRequestTopic()
+	rt.Topic = "t"
+	for p := int32(0); p < 50; p++ {
+		rp := kmsg.NewOffsetCommitRequestTopicPartition()
+		rp.Partition = p
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	commit.Topics = append(commit.Topics, rt)
+	if _, err := benchCreate(b, cl, "t", 50); err != nil {
+		b.Fatal(err)
+	}
+	fetch := kmsg.NewPtrOffsetFetchRequest()
+	fg := kmsg.NewOffsetFetchRequestGroup()
+	fg.Group = "bench"
+	fetch.Groups = append(fetch.Groups, fg)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j := range commit.Topics[0].Partitions {
+			commit.Topics[0].Partitions[j].Offset = int64(i)
+		}
+		cr, err := commit.RequestWith(b.Context(), cl)
+		if err != nil || cr.Topics[0].Partitions[0].ErrorCode != 0 {
+			b.Fatalf("commit: %v", err)
+		}
+		fr, err := fetch.RequestWith(b.Context(), cl)
+		if err != nil || len(fr.Groups[0].Topics[0].Partitions) != 50 {
+			b.Fatalf("fetch: %v", err)
+		}
+	}
 }
