@@ -368,7 +368,8 @@ func (g *ClassicGroup) replaceStaticMember(st *State, c *JoinCall, req *kmsg.Joi
 // rebalance timeout), else the longest member rebalance timeout.
 func (g *ClassicGroup) prepareRebalance(st *State, reason string) {
 	if g.state == ClassicCompletingRebalance {
-		for _, m := range g.members {
+		for _, id := range g.memberIDs() { // replies in member-id order, not map order
+			m := g.members[id]
 			m.assignment = nil
 			if m.syncCall != nil {
 				m.syncCall.Reply(st, syncError(m.syncCall, kerr.RebalanceInProgress))
