@@ -374,7 +374,7 @@ func replayGroupMetadata(st *State, key, value []byte) error {
 	if value == nil {
 		if g, ok := st.Groups[k.Group].(*ClassicGroup); ok {
 			g.state = ClassicDead
-			delete(st.Groups, k.Group)
+			st.removeGroup(k.Group)
 		}
 		return nil
 	}

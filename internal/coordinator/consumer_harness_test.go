@@ -163,7 +163,8 @@ func (h *cgHarness) settle(group string, clients []*cgClient) {
 }
 
 // checkReplayEquivalence replays the last record of every key written so far, in a shuffled
-// order, into a fresh State and compares every group's Durable value.
+// order, into a fresh State and compares every group's Durable value and every committed
+// offset (durableView, as coordtest.CheckReplay does).
 func (h *cgHarness) checkReplayEquivalence(seed int64) {
 	h.t.Helper()
 	last := map[string]Record{}
@@ -189,6 +190,9 @@ func (h *cgHarness) checkReplayEquivalence(seed int64) {
 		if a, b := g.Durable(), fresh.Groups[id].Durable(); !reflect.DeepEqual(a, b) {
 			h.t.Fatalf("group %s differs after replay:\nlive     %+v\nreplayed %+v", id, a, b)
 		}
+	}
+	if a, b := durableView(h.st), durableView(fresh); !reflect.DeepEqual(a, b) {
+		h.t.Fatalf("durable state differs after replay:\nlive     %+v\nreplayed %+v", a, b)
 	}
 }
 

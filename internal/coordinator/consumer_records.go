@@ -184,7 +184,7 @@ func cgMaybeDrop(st *State, g *ConsumerGroup) {
 	if !g.hasMetadata && !g.hasTargetMeta && len(g.members) == 0 && len(g.currents) == 0 &&
 		len(g.targets) == 0 && len(g.regexes) == 0 {
 		if st.Groups[g.id] == Group(g) {
-			delete(st.Groups, g.id)
+			st.removeGroup(g.id)
 		}
 	}
 }

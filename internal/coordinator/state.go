@@ -151,6 +151,16 @@ func (st *State) Write(rec Record) {
 	st.out.Records = append(st.out.Records, rec)
 }
 
+// removeGroup drops a group none of whose own records is left. Committed offsets that remain
+// keep a simple classic group in its place, as a load replaying them builds one (Kafka's
+// OffsetMetadataManager.replay), so the live shard and a reloaded one agree.
+func (st *State) removeGroup(id string) {
+	delete(st.Groups, id)
+	if st.Offsets.HasOffsets(id) {
+		st.Groups[id] = newSimpleClassicGroup(id)
+	}
+}
+
 // NextDeadline is the earliest armed timer's deadline.
 func (st *State) NextDeadline() (time.Time, bool) { return st.Timers.Next() }
 

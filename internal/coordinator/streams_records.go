@@ -484,7 +484,7 @@ func replayStreams(st *State, key, value []byte, extra int, fn func(g *StreamsGr
 		return err
 	}
 	if value == nil && g.noRecords() {
-		delete(st.Groups, group)
+		st.removeGroup(group)
 	}
 	return nil
 }

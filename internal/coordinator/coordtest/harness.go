@@ -30,7 +30,7 @@ type Harness struct {
 	Meta coordinator.Meta
 }
 
-// New builds a harness on shard 0 with cfg (Shards defaults to 1) at T0.
+// New builds a harness on shard 0 with cfg (Shards defaults to 1) at T0, loaded empty.
 func New(cfg *coordinator.Config) *Harness {
 	if cfg.Shards == 0 {
 		cfg.Shards = 1
@@ -39,7 +39,8 @@ func New(cfg *coordinator.Config) *Harness {
 	h := &Harness{Cfg: cfg, Clock: NewManualClock(T0), IDs: &SeqIDs{},
 		Meta: coordinator.Meta{ClientID: &cid, ClientHost: "/127.0.0.1"}}
 	h.St = coordinator.NewState(0, cfg, slog.New(slog.DiscardHandler), h.IDs)
-	h.St.SetNow(h.Clock.Now())
+	h.St.OnLoaded(h.Clock.Now()) // an empty shard's load, as the engine finishes every load
+	h.commit()
 	return h
 }
 
