@@ -615,7 +615,6 @@ func (s *script) showStreamsDescribe(b *strings.Builder, g kmsg.StreamsGroupDesc
 	}
 }
 
-
 func (s *script) commit(b *strings.Builder, a args) {
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Version = int16(a.int("version", 8))
@@ -730,10 +729,10 @@ func (s *script) record(r coordinator.Record) string {
 }
 
 var recordNames = map[int16]string{
-	0:                                          "OffsetCommit",
-	coordinator.RecOffsetCommit:                "OffsetCommit",
-	coordinator.RecGroupMetadata:               "GroupMetadata",
-	coordinator.RecConsumerGroupMetadata:       "ConsumerGroupMetadata",
+	0:                                    "OffsetCommit",
+	coordinator.RecOffsetCommit:          "OffsetCommit",
+	coordinator.RecGroupMetadata:         "GroupMetadata",
+	coordinator.RecConsumerGroupMetadata: "ConsumerGroupMetadata",
 	coordinator.RecConsumerGroupMemberMetadata: "ConsumerGroupMemberMetadata",
 	coordinator.RecConsumerGroupTargetMetadata: "ConsumerGroupTargetAssignmentMetadata",
 	coordinator.RecConsumerGroupTargetMember:   "ConsumerGroupTargetAssignmentMember",
