@@ -158,8 +158,8 @@ func (m *classicMember) metadataFor(protocol string) []byte {
 	return nil
 }
 
-// IsSubscribedToTopic implements Group (reference §1.9): Empty → false; unknown subscriptions →
-// "uses consumer protocol".
+// IsSubscribedToTopic implements Group (Kafka's ClassicGroup.isSubscribedToTopic): Empty → false;
+// unknown subscriptions → "uses consumer protocol".
 func (g *ClassicGroup) IsSubscribedToTopic(topic string) bool {
 	if g.state == ClassicEmpty || g.state == ClassicDead {
 		return false
@@ -248,7 +248,7 @@ func (g *ClassicGroup) WriteTombstones(st *State) {
 	st.Write(Record{Key: classicKey(g.id)})
 }
 
-// OffsetExpiryBase implements Group (reference §5).
+// OffsetExpiryBase implements Group (Kafka's ClassicGroup.offsetExpirationCondition).
 func (g *ClassicGroup) OffsetExpiryBase(commit time.Time) (time.Time, bool) {
 	switch {
 	case g.protocolType == "":

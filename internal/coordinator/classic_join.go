@@ -23,7 +23,7 @@ func joinError(c *JoinCall, req *kmsg.JoinGroupRequest, err error, memberID stri
 	return resp
 }
 
-// JoinGroup handles JoinGroup v2–v9 on the shard (Kafka's classicGroupJoin; reference §1.6).
+// JoinGroup handles JoinGroup v2–v9 on the shard (Kafka's GroupMetadataManager.classicGroupJoin).
 // v0–v1 answer UNSUPPORTED_VERSION (KIP-896).
 func JoinGroup(req *kmsg.JoinGroupRequest) func(st *State, c *JoinCall) {
 	return func(st *State, c *JoinCall) {

@@ -12,7 +12,9 @@ import (
 	"github.com/muster-io/muster/internal/coordinator/coordtest"
 )
 
-// Classic-group scenario tests on the synchronous harness with a manual clock (reference §1.6).
+// Classic-group scenario tests on the synchronous harness with a manual clock (Kafka's
+// GroupMetadataManager.classicGroupJoin, classicGroupSync and the classic heartbeat and leave
+// paths).
 
 const clGroup = "g"
 

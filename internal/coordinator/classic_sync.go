@@ -15,7 +15,7 @@ func syncError(c *SyncCall, err error) *kmsg.SyncGroupResponse {
 	return resp
 }
 
-// SyncGroup handles SyncGroup v0–v5 (Kafka's classicGroupSync; reference §1.6). The leader's
+// SyncGroup handles SyncGroup v0–v5 (Kafka's GroupMetadataManager.classicGroupSync). The leader's
 // assignment is persisted with the GroupMetadata record; every waiting member is answered once
 // that record is durable.
 func SyncGroup(req *kmsg.SyncGroupRequest) func(st *State, c *SyncCall) {

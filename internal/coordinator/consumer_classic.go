@@ -10,7 +10,7 @@ import (
 
 // Classic-protocol members inside a consumer group (KIP-848 interop; Kafka's
 // classicGroupJoinToConsumerGroup, classicGroupSyncToConsumerGroup,
-// classicGroupHeartbeatToConsumerGroup, classicGroupLeaveToConsumerGroup; reference §1.4, §1.6).
+// classicGroupHeartbeatToConsumerGroup, classicGroupLeaveToConsumerGroup in GroupMetadataManager).
 // Such a member keeps its JoinGroup data (session timeout, protocols) in its member metadata; its
 // subscription and owned partitions come from the ConsumerProtocol subscription of its first
 // protocol; the server assignor computes its target and SyncGroup returns its assigned partitions

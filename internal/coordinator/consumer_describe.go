@@ -12,9 +12,9 @@ const (
 )
 
 // ConsumerGroupDescribe describes consumer groups of one shard (ConsumerGroupDescribe v0–v1;
-// reference §1.13); the reply is a []kmsg.ConsumerGroupDescribeResponseGroup in the order of
-// ids. An empty id is INVALID_GROUP_ID; an unknown group or a group of another type is
-// GROUP_ID_NOT_FOUND with a message.
+// Kafka's GroupMetadataManager.consumerGroupDescribe); the reply is a
+// []kmsg.ConsumerGroupDescribeResponseGroup in the order of ids. An empty id is INVALID_GROUP_ID;
+// an unknown group or a group of another type is GROUP_ID_NOT_FOUND with a message.
 func ConsumerGroupDescribe(ids []string, version int16) func(st *State, c *Call[[]kmsg.ConsumerGroupDescribeResponseGroup]) {
 	return func(st *State, c *Call[[]kmsg.ConsumerGroupDescribeResponseGroup]) {
 		out := make([]kmsg.ConsumerGroupDescribeResponseGroup, 0, len(ids))

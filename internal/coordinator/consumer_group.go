@@ -302,7 +302,7 @@ func (g *ConsumerGroup) memberTopics(m *consumerMember) []string {
 }
 
 // IsSubscribedToTopic implements Group: topic ∈ union of subscribed names and regex-resolved
-// topics of the current members (reference §1.9).
+// topics of the current members (Kafka's ConsumerGroup.isSubscribedToTopic).
 func (g *ConsumerGroup) IsSubscribedToTopic(topic string) bool {
 	if g.nameRefs[topic] > 0 {
 		return true

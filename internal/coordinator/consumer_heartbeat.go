@@ -17,9 +17,10 @@ func cgHeartbeatError(req *kmsg.ConsumerGroupHeartbeatRequest, err error) *kmsg.
 	return resp
 }
 
-// ConsumerGroupHeartbeat handles ConsumerGroupHeartbeat v0–v1 (KIP-848; reference §1.4) on the
-// group's shard: join (member epoch 0), heartbeat, leave (-1) and static temporary leave (-2).
-// Errors are answered in the response with Kafka's codes and messages.
+// ConsumerGroupHeartbeat handles ConsumerGroupHeartbeat v0–v1 (KIP-848; Kafka's
+// GroupMetadataManager.consumerGroupHeartbeat) on the group's shard: join (member epoch 0),
+// heartbeat, leave (-1) and static temporary leave (-2). Errors are answered in the response with
+// Kafka's codes and messages.
 func ConsumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) func(st *State, c *Call[*kmsg.ConsumerGroupHeartbeatResponse]) {
 	return func(st *State, c *Call[*kmsg.ConsumerGroupHeartbeatResponse]) {
 		resp, err := consumerGroupHeartbeat(st, &c.Meta, req)

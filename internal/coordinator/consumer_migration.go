@@ -10,7 +10,7 @@ import (
 
 // Online migration between classic and consumer groups (group.consumer.migration.policy:
 // disabled | upgrade | downgrade | bidirectional; Kafka's convertToConsumerGroup and
-// convertToClassicGroup; reference §1.4, §1.6).
+// convertToClassicGroup in GroupMetadataManager).
 
 // validateOnlineUpgrade is Kafka's validateOnlineUpgrade: the policy allows it, the classic group
 // uses the "consumer" embedded protocol and fits group.consumer.max.size.

@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// OffsetValue is one committed offset (reference §5; record OffsetCommitValue).
+// OffsetValue is one committed offset (Kafka's OffsetAndMetadata; record OffsetCommitValue).
 type OffsetValue struct {
 	Offset      int64
 	LeaderEpoch int32 // -1 when unknown

@@ -7,7 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// OffsetCommit handles OffsetCommit v2–v9 (reference §5, Kafka's OffsetMetadataManager.commitOffset;
+// OffsetCommit handles OffsetCommit v2–v9 (Kafka's OffsetMetadataManager.commitOffset;
 // the wire handler first answers partitions of unknown topics UNKNOWN_TOPIC_OR_PARTITION):
 // group/member validation per group type, OFFSET_METADATA_TOO_LARGE per partition, commits
 // outside any group create a "simple" group, v2–v4 retention sets an expire timestamp. v0–v1

@@ -5,12 +5,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// OffsetDelete handles OffsetDelete v0 (KIP-496, reference §1.9). The wire handler first answers
-// partitions of topics that do not exist with UNKNOWN_TOPIC_OR_PARTITION (KafkaApis); then: unknown group →
-// GROUP_ID_NOT_FOUND; the group type's own check (classic non-Empty non-"consumer" →
-// NON_EMPTY_GROUP); every partition of a topic the group is subscribed to →
-// GROUP_SUBSCRIBED_TO_TOPIC and nothing deleted for that topic; other partitions get a tombstone
-// when an offset exists, and NONE.
+// OffsetDelete handles OffsetDelete v0 (KIP-496; Kafka's OffsetMetadataManager.deleteOffsets). The
+// wire handler first answers partitions of topics that do not exist with UNKNOWN_TOPIC_OR_PARTITION
+// (KafkaApis); then: unknown group → GROUP_ID_NOT_FOUND; the group type's own check (classic
+// non-Empty non-"consumer" → NON_EMPTY_GROUP); every partition of a topic the group is subscribed
+// to → GROUP_SUBSCRIBED_TO_TOPIC and nothing deleted for that topic; other partitions get a
+// tombstone when an offset exists, and NONE.
 func OffsetDelete(req *kmsg.OffsetDeleteRequest) func(st *State, c *Call[*kmsg.OffsetDeleteResponse]) {
 	return func(st *State, c *Call[*kmsg.OffsetDeleteResponse]) {
 		resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)

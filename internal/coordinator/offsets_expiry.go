@@ -20,8 +20,8 @@ func scheduleExpiry(st *State) {
 	})
 }
 
-// ExpireOffsets runs one retention sweep (Kafka's cleanupGroupMetadata, reference §5): for every
-// group, offsets of topics it is not subscribed to expire when now ≥ expire timestamp (v2–v4
+// ExpireOffsets runs one retention sweep (Kafka's GroupCoordinatorShard.cleanupGroupMetadata): for
+// every group, offsets of topics it is not subscribed to expire when now ≥ expire timestamp (v2–v4
 // commits) or now − base ≥ offsets.retention; a group left with no offsets that is Empty is
 // deleted. It returns the number of offsets expired.
 func ExpireOffsets(st *State) int {

@@ -4,8 +4,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// FetchGroup is one group of an OffsetFetch: Topics nil means every committed offset (seed 001:
-// a group's offsets are readable without joining it, in every state).
+// FetchGroup is one group of an OffsetFetch: Topics nil means every committed offset (Kafka's
+// OffsetMetadataManager.fetchAllOffsets: a group's offsets are readable without joining it, in
+// every state).
 type FetchGroup struct {
 	Group       string
 	MemberID    *string
@@ -13,9 +14,9 @@ type FetchGroup struct {
 	Topics      []kmsg.OffsetFetchRequestGroupTopic // nil = all
 }
 
-// FetchOffsets reads committed offsets of one group (reference §1.8): unknown group → all:
-// empty, listed: -1 per partition, no error; v9 member validation when a member id or epoch ≥ 0
-// is given. It returns the v8+ group shape.
+// FetchOffsets reads committed offsets of one group (Kafka's OffsetMetadataManager.fetchOffsets and
+// fetchAllOffsets): unknown group → all: empty, listed: -1 per partition, no error; v9 member
+// validation when a member id or epoch ≥ 0 is given. It returns the v8+ group shape.
 func FetchOffsets(fg FetchGroup) func(st *State, c *Call[*kmsg.OffsetFetchResponseGroup]) {
 	return func(st *State, c *Call[*kmsg.OffsetFetchResponseGroup]) {
 		out := kmsg.NewOffsetFetchResponseGroup()

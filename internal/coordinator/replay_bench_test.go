@@ -17,7 +17,7 @@ import (
 	"github.com/muster-io/muster/internal/store"
 )
 
-// Shard-load benchmarks (issue 7, docs/benchmarks.md "Session 2: replay and memory"): replay of
+// Shard-load benchmarks (docs/benchmarks.md "Session 2: replay and memory"): replay of
 // the records a shard holds, in the key order a store load presents them, built with the same
 // encoders the coordinator writes with. records/s is the replay rate; B/offset, B/member and
 // B/group are live heap after a GC divided by the count.

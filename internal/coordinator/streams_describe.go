@@ -15,11 +15,11 @@ const (
 	StreamsTopologyDescriptionAvailable    int8 = 3
 )
 
-// DescribeStreamsGroups describes groups of one shard (StreamsGroupDescribe v0–v1, reference
-// §1.13). An empty id gets INVALID_GROUP_ID, an unknown id or a group of another type
-// GROUP_ID_NOT_FOUND with a message. The topology lists the configured subtopologies when the
-// topology is ready, else the declared ones. TopologyDescriptionStatus stays NOT_REQUESTED (the
-// KIP-1331 adapter fills it from the plugin); AssignorName is "sticky".
+// DescribeStreamsGroups describes groups of one shard (StreamsGroupDescribe v0–v1, Kafka's
+// GroupMetadataManager.streamsGroupDescribe). An empty id gets INVALID_GROUP_ID, an unknown id or a
+// group of another type GROUP_ID_NOT_FOUND with a message. The topology lists the configured
+// subtopologies when the topology is ready, else the declared ones. TopologyDescriptionStatus stays
+// NOT_REQUESTED (the KIP-1331 adapter fills it from the plugin); AssignorName is "sticky".
 func DescribeStreamsGroups(ids []string, version int16) func(st *State, c *Call[StreamsGroupsDescribed]) {
 	return func(st *State, c *Call[StreamsGroupsDescribed]) {
 		out := StreamsGroupsDescribed{Groups: make([]kmsg.StreamsGroupDescribeResponseGroup, 0, len(ids)),

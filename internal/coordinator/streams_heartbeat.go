@@ -67,8 +67,8 @@ func streamsHeartbeatError(req *kmsg.StreamsGroupHeartbeatRequest, err error) *k
 	return resp
 }
 
-// validateStreamsHeartbeat is Kafka's throwIfStreamsGroupHeartbeatRequestIsInvalid
-// (reference §1.5): INVALID_REQUEST (or STREAMS_INVALID_TOPOLOGY) with a message.
+// validateStreamsHeartbeat is Kafka's throwIfStreamsGroupHeartbeatRequestIsInvalid:
+// INVALID_REQUEST (or STREAMS_INVALID_TOPOLOGY) with a message.
 func validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) error {
 	switch {
 	case req.MemberID == "":
@@ -118,9 +118,10 @@ func validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) error {
 	return nil
 }
 
-// StreamsGroupHeartbeat handles StreamsGroupHeartbeat v0–v1 on the shard (KIP-1071, seed 002;
+// StreamsGroupHeartbeat handles StreamsGroupHeartbeat v0–v1 on the shard (KIP-1071;
 // Kafka's GroupMetadataManager.streamsGroupHeartbeat). It replies with a
-// *StreamsHeartbeatResult.
+// *StreamsHeartbeatResult. "KIP-1071 heartbeat step N" in comments is step N of the KIP's
+// StreamsGroupHeartbeat handling.
 func StreamsGroupHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) func(st *State, c *Call[*StreamsHeartbeatResult]) {
 	return func(st *State, c *Call[*StreamsHeartbeatResult]) {
 		res, err := streamsHeartbeat(st, &c.Meta, req)
@@ -156,7 +157,7 @@ func streamsHeartbeat(st *State, c *Meta, req *kmsg.StreamsGroupHeartbeatRequest
 	id := req.MemberID
 	bump := false
 
-	// Member metadata (seed step 4): any change bumps the group epoch.
+	// Member metadata (KIP-1071 heartbeat step 4): any change bumps the group epoch.
 	base := g.meta[id]
 	if base == nil && replacing != "" {
 		base = g.meta[replacing]
@@ -202,7 +203,7 @@ func streamsHeartbeat(st *State, c *Meta, req *kmsg.StreamsGroupHeartbeatRequest
 	}
 	g.scheduleSession(st, id, cfg)
 
-	// Topology configuration and metadata hash (seed step 5, KIP-1101).
+	// Topology configuration and metadata hash (KIP-1071 heartbeat step 5; the hash is KIP-1101's).
 	hash, validated := g.reconfigure(st)
 	if hash != g.metadataHash || validated != g.validatedTopologyEpoch ||
 		!cfg.sameAssignmentConfigs(g.lastAssignmentConfigs) {
@@ -212,7 +213,7 @@ func streamsHeartbeat(st *State, c *Meta, req *kmsg.StreamsGroupHeartbeatRequest
 		g.bumpEpoch(st, cfg, hash, validated)
 	}
 
-	// Target assignment and reconciliation (seed step 6).
+	// Target assignment and reconciliation (KIP-1071 heartbeat step 6).
 	delayed, err := g.maybeAssign(st, cfg)
 	if err != nil {
 		return nil, err
@@ -251,9 +252,9 @@ func streamsHeartbeat(st *State, c *Meta, req *kmsg.StreamsGroupHeartbeatRequest
 	return out, nil
 }
 
-// streamsJoinGroup finds or creates the group of a joining member (seed step 2) and applies the
-// topology-epoch rules. It returns the member id of a static member being replaced (or "") and
-// the request's topology.
+// streamsJoinGroup finds or creates the group of a joining member (KIP-1071 heartbeat step 2) and
+// applies the topology-epoch rules. It returns the member id of a static member being replaced (or
+// "") and the request's topology.
 func streamsJoinGroup(st *State, req *kmsg.StreamsGroupHeartbeatRequest, cfg StreamsConfig) (*StreamsGroup, string, *StreamsTopology, error) {
 	topo, err := streamsTopologyFromRequest(req.Topology)
 	if err != nil {
@@ -300,7 +301,7 @@ func streamsJoinGroup(st *State, req *kmsg.StreamsGroupHeartbeatRequest, cfg Str
 			case er > eg+1:
 				return nil, "", nil, Errf(kerr.StreamsInvalidTopologyEpoch,
 					"The topology epoch %d of member %s is more than one above the group's topology epoch %d.", er, req.MemberID, eg)
-			default: // er == eg+1: the member brings the next topology (seed 002 step 2.3.4).
+			default: // er == eg+1: the member brings the next topology (KIP-1071 step 2.3.4).
 				writeStreamsTopology(st, g.id, topo)
 			}
 			return g, replacing, topo, nil
@@ -320,7 +321,8 @@ func streamsJoinGroup(st *State, req *kmsg.StreamsGroupHeartbeatRequest, cfg Str
 	return g, "", topo, nil
 }
 
-// streamsExistingMember checks a heartbeat of a member already in the group (seed step 3).
+// streamsExistingMember checks a heartbeat of a member already in the group (KIP-1071 heartbeat
+// step 3).
 func streamsExistingMember(st *State, req *kmsg.StreamsGroupHeartbeatRequest) (*StreamsGroup, error) {
 	g, ok := st.Groups[req.Group].(*StreamsGroup)
 	if !ok {

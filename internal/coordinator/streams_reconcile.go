@@ -305,9 +305,9 @@ func (g *StreamsGroup) scheduleRebalanceTimeout(st *State, id string, epoch int3
 	})
 }
 
-// partitionsByUserEndpoint is the interactive-query view (seed 002 step 7): for every user
-// endpoint, the source-topic partitions of the active and standby tasks its members currently
-// hold, sorted by endpoint, topic and partition.
+// partitionsByUserEndpoint is the interactive-query view (KIP-1071 heartbeat step 7; Kafka's
+// EndpointToPartitionsManager): for every user endpoint, the source-topic partitions of the active
+// and standby tasks its members currently hold, sorted by endpoint, topic and partition.
 func (g *StreamsGroup) partitionsByUserEndpoint() []kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpoint {
 	type parts struct{ active, standby map[string]map[int32]bool }
 	byEP := map[streamsEndpoint]*parts{}

@@ -12,8 +12,8 @@ import (
 	"github.com/muster-io/muster/internal/streams/topodesc"
 )
 
-// Defaults of the KIP-1331 solicitation timers (seed 000: back-off 30 s doubling to 1 h; in-flight
-// tracker 30 s).
+// Defaults of the KIP-1331 solicitation timers (back-off 30 s doubling to 1 h; in-flight tracker
+// 30 s).
 const (
 	DefaultTopologyDescriptionBackoffInitial = 30 * time.Second
 	DefaultTopologyDescriptionBackoffMax     = time.Hour
@@ -30,7 +30,8 @@ type TopologyDescriptionCounters struct {
 	CleanupEligible            atomic.Int64
 }
 
-// TopologyDescriptions is the broker side of KIP-1331 (seed 000): the configured plugin and the
+// TopologyDescriptions is the broker side of KIP-1331 (Kafka's
+// StreamsGroupTopologyDescriptionManager; see docs/kip-1331.md): the configured plugin and the
 // in-memory solicitation state (per-group transient-failure back-off and in-flight tracker). The
 // persisted epochs (StoredTopologyEpoch, LastFailedTopologyEpoch) live in each StreamsGroup.
 //
@@ -85,9 +86,9 @@ func NewTopologyDescriptions(plugin topodesc.Plugin, backoffInitial, backoffMax,
 		Log: log, backoff: map[string]tdBackoff{}, inflight: map[string]tdInflight{}}
 }
 
-// ShouldSolicit decides TopologyDescriptionRequired for one heartbeat (seed 000 broker side 1):
-// true iff the group has a topology, StoredTopologyEpoch ≠ current, LastFailedTopologyEpoch ≠
-// current, no transient back-off window for the current epoch is open, and no solicitation for
+// ShouldSolicit decides TopologyDescriptionRequired for one heartbeat (the KIP-1331 solicitation
+// rule): true iff the group has a topology, StoredTopologyEpoch ≠ current, LastFailedTopologyEpoch
+// ≠ current, no transient back-off window for the current epoch is open, and no solicitation for
 // the current epoch is still in flight. A true answer opens the in-flight window, so concurrent
 // heartbeats of the group are not all asked.
 func (td *TopologyDescriptions) ShouldSolicit(group string, s coordinator.TopologyDescriptionState) bool {
@@ -161,9 +162,10 @@ func (td *TopologyDescriptions) forget(group string) {
 	delete(td.backoff, group)
 }
 
-// maybeSolicit sets TopologyDescriptionRequired on a successful heartbeat
-// response (seed 000 broker side 1): v1+ requests only, never for a leave (epoch < 0) or an error
-// response, and only when a plugin is configured and ShouldSolicit agrees.
+// maybeSolicit sets TopologyDescriptionRequired on a successful heartbeat response (KIP-1331;
+// Kafka's StreamsGroupTopologyDescriptionManager.maybeSetTopologyDescriptionRequired): v1+ requests
+// only, never for a leave (epoch < 0) or an error response, and only when a plugin is configured
+// and ShouldSolicit agrees.
 func (td *TopologyDescriptions) maybeSolicit(meta coordinator.Meta, req *kmsg.StreamsGroupHeartbeatRequest, out *coordinator.StreamsHeartbeatResult) {
 	if meta.APIVersion < 1 || req.MemberEpoch < 0 || out == nil || out.Response == nil || out.Response.ErrorCode != 0 {
 		return

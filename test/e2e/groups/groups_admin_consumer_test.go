@@ -142,9 +142,10 @@ func TestAdminOnConsumerGroup(t *testing.T) {
 	}
 }
 
-// TestOffsetExpiryConsumerGroup (reference §5): a consumer group's offsets expire from their
-// commit time, except those of topics a member subscribes to; once Empty with no offsets left
-// the group is deleted (its records tombstoned: it stays gone after a restart).
+// TestOffsetExpiryConsumerGroup (Kafka's GroupCoordinatorShard.cleanupGroupMetadata): a consumer
+// group's offsets expire from their commit time, except those of topics a member subscribes to;
+// once Empty with no offsets left the group is deleted (its records tombstoned: it stays gone after
+// a restart).
 func TestOffsetExpiryConsumerGroup(t *testing.T) {
 	clock := coordtest.NewManualClock(time.UnixMilli(1_800_000_000_000))
 	b := testutil.StartIn(t, t.TempDir(), clock, "offsets.retention.ms=1000", "offsets.retention.check.interval.ms=100")

@@ -38,7 +38,7 @@ func otDeleteCodes(resp *kmsg.OffsetDeleteResponse) map[string]int16 {
 	return out
 }
 
-// TestOffsetDelete is KIP-496 (seed 004, reference §1.9) with exact codes.
+// TestOffsetDelete is KIP-496 (Kafka's OffsetMetadataManager.deleteOffsets) with exact codes.
 func TestOffsetDelete(t *testing.T) {
 	b, _ := otDescribeFixture(t)
 	addr := b.Addr()
@@ -127,8 +127,9 @@ func otDescribe(t *testing.T, addr string, v int16, groups ...string) []kmsg.Des
 	return otSend[*kmsg.DescribeGroupsResponse](t, addr, v, req).Groups
 }
 
-// TestDeleteGroups (reference §1.10): unknown → GROUP_ID_NOT_FOUND, not Empty → NON_EMPTY_GROUP,
-// Empty → deleted with its offsets and records (gone after a restart); v0–v3.
+// TestDeleteGroups (Kafka's GroupCoordinatorShard.deleteGroups): unknown → GROUP_ID_NOT_FOUND, not
+// Empty → NON_EMPTY_GROUP, Empty → deleted with its offsets and records (gone after a restart);
+// v0–v3.
 func TestDeleteGroups(t *testing.T) {
 	for v := int16(0); v <= 3; v++ {
 		b, _ := otDescribeFixture(t)
@@ -182,8 +183,8 @@ func TestDeleteGroups(t *testing.T) {
 	}
 }
 
-// TestListGroups (reference §1.12): v0–v5, StatesFilter (v4+) and TypesFilter (v5+)
-// case-insensitive, unknown type matches nothing, GroupType on v5.
+// TestListGroups (Kafka's GroupMetadataManager.listGroups): v0–v5, StatesFilter (v4+) and
+// TypesFilter (v5+) case-insensitive, unknown type matches nothing, GroupType on v5.
 func TestListGroups(t *testing.T) {
 	b, _ := otDescribeFixture(t)
 	addr := b.Addr()
@@ -249,9 +250,9 @@ func TestListGroups(t *testing.T) {
 	}
 }
 
-// TestDescribeGroups (reference §1.11): v0–v6; unknown → Dead, with GROUP_ID_NOT_FOUND and a
-// message on v6 only; Stable → members with metadata and assignment and the protocol name; Empty
-// → no members.
+// TestDescribeGroups (Kafka's GroupMetadataManager.describeGroups): v0–v6; unknown → Dead, with
+// GROUP_ID_NOT_FOUND and a message on v6 only; Stable → members with metadata and assignment and
+// the protocol name; Empty → no members.
 func TestDescribeGroups(t *testing.T) {
 	b, _ := otDescribeFixture(t)
 	addr := b.Addr()
@@ -325,8 +326,8 @@ func TestUnknownTopicPartitions(t *testing.T) {
 	}
 }
 
-// TestOffsetCommitValidation (reference §5): group/member checks of OffsetCommit, whole-request
-// errors copied to every partition.
+// TestOffsetCommitValidation (Kafka's OffsetMetadataManager.commitOffset): group/member checks of
+// OffsetCommit, whole-request errors copied to every partition.
 func TestOffsetCommitValidation(t *testing.T) {
 	b, _ := otDescribeFixture(t)
 	addr := b.Addr()

@@ -10,8 +10,8 @@ import (
 )
 
 // TestCoordinatorMetrics scrapes /metrics before and after each step and checks that the group
-// coordinator metrics (Kafka's group-coordinator-metrics, reference §7, seed 004) move by exactly
-// the right amounts.
+// coordinator metrics (Kafka's GroupCoordinatorMetrics, group-coordinator-metrics; KIP-496) move by
+// exactly the right amounts.
 func TestCoordinatorMetrics(t *testing.T) {
 	b := testutil.Start(t, "offset.metadata.max.bytes=8")
 	addr := b.Addr()

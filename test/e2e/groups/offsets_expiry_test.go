@@ -20,11 +20,11 @@ func otSettledFetch(t *testing.T, addr, group string) map[string]otOffset {
 	return otFetchAll(t, addr, group)
 }
 
-// TestOffsetExpiryManualClock is reference §5 with a manual clock (retention 1 s, check every
-// 100 ms): only unsubscribed topics expire; base = commit time (simple group, Stable consumer
-// group), the time the group became Empty (Empty classic group), or the explicit expire timestamp
-// of OffsetCommit v2–v4 (also after a restart); Empty groups left without offsets are deleted;
-// offset-expirations counts every expired offset.
+// TestOffsetExpiryManualClock is Kafka's offset expiry (GroupCoordinatorShard.cleanupGroupMetadata)
+// with a manual clock (retention 1 s, check every 100 ms): only unsubscribed topics expire; base =
+// commit time (simple group, Stable consumer group), the time the group became Empty (Empty classic
+// group), or the explicit expire timestamp of OffsetCommit v2–v4 (also after a restart); Empty
+// groups left without offsets are deleted; offset-expirations counts every expired offset.
 func TestOffsetExpiryManualClock(t *testing.T) {
 	t0 := time.UnixMilli(1_800_000_000_000)
 	clock := coordtest.NewManualClock(t0)

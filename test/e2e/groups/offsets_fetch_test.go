@@ -47,8 +47,8 @@ func otDescribeFixture(t *testing.T) (*testutil.Broker, map[string]map[string]ot
 	return b, want
 }
 
-// TestOffsetFetchAllEveryState is seed 001: committed offsets (topic, partition, offset, leader
-// epoch, metadata) are readable without joining, for every group state, with OffsetFetch null
+// TestOffsetFetchAllEveryState: committed offsets (topic, partition, offset, leader epoch,
+// metadata) are readable without joining the group, for every group state, with OffsetFetch null
 // topics (v2–v7 one group, v8–v9 many groups in one request).
 func TestOffsetFetchAllEveryState(t *testing.T) {
 	b, want := otDescribeFixture(t)
