@@ -110,10 +110,8 @@ func Start(opts Options) (*Broker, error) {
 		ClusterID: clusterID, NumPartitions: int32(v.Int("num.partitions")),
 		DefaultReplicationFactor: int16(v.Int("default.replication.factor")),
 		AutoCreateTopics:         v.Bool("auto.create.topics.enable"), Now: opts.Clock.Now,
-		ProducerIDExpiration:   v.Ms("producer.id.expiration.ms"),
-		LogRetentionMs:         explicitZero(v.LogRetentionMs()),
-		LogRetentionBytes:      explicitZero(v.Int("log.retention.bytes")),
 		RetentionCheckInterval: v.Ms("log.retention.check.interval.ms"),
+		Values:                 v,
 	}, opts.Log)
 	if err != nil {
 		return fail(fmt.Errorf("loading partitions from %s: %w", opts.DataDir, err))
@@ -171,15 +169,6 @@ func Start(opts Options) (*Broker, error) {
 	b.log.Info("muster serving", "kafka", ln.Addr().String(), "advertised", net.JoinHostPort(host, strconv.Itoa(int(port))),
 		"http", opts.HTTPListen, "data_dir", opts.DataDir, "shards", ccfg.Shards)
 	return b, nil
-}
-
-// explicitZero maps a configured 0 to 1: data.Config reads 0 as "unset", and retaining 1 ms or
-// 1 byte deletes the same whole batches Kafka's 0 does.
-func explicitZero(n int64) int64 {
-	if n == 0 {
-		return 1
-	}
-	return n
 }
 
 // advertised picks the host:port clients should use: advertised.listeners' first PLAINTEXT

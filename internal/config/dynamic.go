@@ -210,3 +210,7 @@ func Names() []string {
 	sort.Strings(out)
 	return out
 }
+
+// CrossCheck lists the problems between keys of v (a minimum above its maximum, …), as Parse
+// reports them; a dynamic change must not introduce any.
+func (v *Values) CrossCheck() []string { return v.crossChecks() }
