@@ -213,6 +213,10 @@ func (b *Broker) Runtime() *coordinator.Runtime { return b.rt }
 // Plane exposes the data plane (tests).
 func (b *Broker) Plane() *data.Plane { return b.plane }
 
+// GroupConfigs is the durable store of group configs (GROUP resources of
+// IncrementalAlterConfigs), which the group coordinator reads.
+func (b *Broker) GroupConfigs() config.GroupConfigs { return b.plane.GroupConfigs() }
+
 // WaitReady blocks until every shard is loaded or ctx ends.
 func (b *Broker) WaitReady(ctx context.Context) error {
 	for !b.rt.Ready() {

@@ -209,9 +209,9 @@ func (p *Plane) alterTopicConfigs(c *configChange, validateOnly bool) *apiError 
 		p.log.Error("alter topic configs", "topic", t.name, "err", err)
 		return errf(kerr.KafkaStorageError, "%v", err)
 	}
-	p.mu.Lock()
+	p.mu.Lock() // the broker configs in force cannot change under p.mu (setBrokerConfigs)
 	t.configs = next
-	t.lc.Store(newLogConfig(eff, next))
+	t.lc.Store(newLogConfig(p.effective(), next))
 	p.mu.Unlock()
 	p.cleaner.poke()
 	p.log.Info("topic configs changed", "topic", t.name, "configs", next)

@@ -88,6 +88,23 @@ func (s *GroupConfigStore) load() error {
 	return it.Error()
 }
 
+// Delete removes group's configs durably (the coordinator calls it when the
+// group is deleted) and notifies the subscribers; a group without configs is
+// not an error.
+func (s *GroupConfigStore) Delete(group string) error {
+	s.writeMu.Lock()
+	if _, ok := s.Get(group); !ok {
+		s.writeMu.Unlock()
+		return nil
+	}
+	err := s.set(group, nil)
+	s.writeMu.Unlock()
+	if err == nil {
+		s.deliver()
+	}
+	return err
+}
+
 // set durably replaces group's overrides (none: removes them) and notifies the subscribers.
 // writeMu held.
 func (s *GroupConfigStore) set(group string, m map[string]string) error {

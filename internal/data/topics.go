@@ -163,6 +163,7 @@ func (p *Plane) createTopic(spec createSpec, validateOnly bool) (*topic, *apiErr
 		t.parts = append(t.parts, newPartition(t.id, i, p.cfg.Now().UnixMilli()))
 	}
 	p.mu.Lock()
+	t.lc.Store(newLogConfig(p.effective(), t.configs)) // the broker configs in force now
 	p.byName[t.name] = t
 	p.byID[t.id] = t
 	info := p.infoLocked(t)
