@@ -3,6 +3,7 @@
 //
 //	muster serve                 run the broker (embedded Pebble store in --data-dir)
 //	muster consumer-groups ...   kafka-consumer-groups.sh against any Kafka-compatible cluster
+//	muster configs ...           kafka-configs.sh: describe and alter topic, broker and group configs
 package main
 
 import (
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/muster-io/muster/internal/cli/clikit"
+	"github.com/muster-io/muster/internal/cli/configs"
 	"github.com/muster-io/muster/internal/cli/consumergroups"
 )
 
@@ -23,7 +25,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(serveCommand(), consumergroups.NewCommand())
+	root.AddCommand(serveCommand(), consumergroups.NewCommand(), configs.NewCommand())
 	for _, extra := range extraCommands {
 		root.AddCommand(extra())
 	}

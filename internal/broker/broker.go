@@ -111,10 +111,8 @@ func Start(opts Options) (*Broker, error) {
 		ClusterID: clusterID, NumPartitions: int32(v.Int("num.partitions")),
 		DefaultReplicationFactor: int16(v.Int("default.replication.factor")),
 		AutoCreateTopics:         v.Bool("auto.create.topics.enable"), Now: opts.Clock.Now,
-		ProducerIDExpiration:   v.Ms("producer.id.expiration.ms"),
-		LogRetentionMs:         explicitZero(v.LogRetentionMs()),
-		LogRetentionBytes:      explicitZero(v.Int("log.retention.bytes")),
 		RetentionCheckInterval: v.Ms("log.retention.check.interval.ms"),
+		Values:                 v,
 	}, opts.Log)
 	if err != nil {
 		return fail(fmt.Errorf("loading partitions from %s: %w", opts.DataDir, err))
@@ -182,15 +180,6 @@ func Start(opts Options) (*Broker, error) {
 	return b, nil
 }
 
-// explicitZero maps a configured 0 to 1: data.Config reads 0 as "unset", and retaining 1 ms or
-// 1 byte deletes the same whole batches Kafka's 0 does.
-func explicitZero(n int64) int64 {
-	if n == 0 {
-		return 1
-	}
-	return n
-}
-
 // advertised picks the host:port clients should use: advertised.listeners' first PLAINTEXT
 // entry, else the bound listener address.
 func advertised(v *config.Values, bound string) (string, int32, error) {
@@ -235,6 +224,10 @@ func (b *Broker) Coordinator() *api.Service { return b.svc }
 
 // Plane exposes the data plane (tests).
 func (b *Broker) Plane() *data.Plane { return b.plane }
+
+// GroupConfigs is the durable store of group configs (GROUP resources of
+// IncrementalAlterConfigs), which the group coordinator reads.
+func (b *Broker) GroupConfigs() config.GroupConfigs { return b.plane.GroupConfigs() }
 
 // WaitReady blocks until every shard is loaded or ctx ends.
 func (b *Broker) WaitReady(ctx context.Context) error {

@@ -36,7 +36,9 @@ func (b *Broker) registerHandlers() {
 		22: dataHandler(p.InitProducerID),
 		23: dataHandler(p.OffsetForLeaderEpoch),
 		32: dataHandler(p.DescribeConfigs),
+		33: dataHandler(p.AlterConfigs),
 		37: dataHandler(p.CreatePartitions),
+		44: dataHandler(p.IncrementalAlterConfigs),
 		60: dataHandler(p.DescribeCluster),
 	}
 	coord := map[int16]server.Handler{}

@@ -127,3 +127,14 @@ func CommandConfigOpts(path string, verbose bool, stderr io.Writer) ([]kgo.Opt, 
 	}
 	return clientOptions(props, verbose, stderr)
 }
+
+// ReadProperties reads a Java .properties file (key=value, key: value or
+// key value; '#'/'!' comments; trailing-backslash continuations).
+func ReadProperties(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return parseProperties(f)
+}
