@@ -1,4 +1,4 @@
-// Package bench is muster's benchmark suite (`muster bench`): it drives a muster broker and a
+// Package bench is muster's benchmark suite (muster-bench): it drives a muster broker and a
 // kfake broker (franz-go's in-memory fake Kafka, run as its own process) with the same raw Kafka
 // requests over loopback and reports throughput and latency side by side, with ratios to kfake
 // and to the machine's limits (ApiVersions round trip, raw write+fsync rate of the data dir's
