@@ -68,9 +68,12 @@ with --out). Workloads: ` + fmt.Sprint(bench.AllWorkloads) + `.
 The request workloads use --client raw (synchronous TCP, kmsg framing: cheap, default) or kgo
 (a franz-go client per connection). shard-load (muster's memory per offset/member/group and its
 restart time) runs last and restarts the muster child.
-Every case is bounded by --duration and --max-requests (storms by --duration + 30 s). kfake keeps state in memory and never
-fsyncs, so ratios to kfake compare a durable broker with an in-memory one; the machine limit is
-the ApiVersions round trip and the raw append+fsync rate of the data dir's filesystem.`,
+Every case is bounded by --duration and --max-requests; a join storm only by --duration + 30 s,
+and it ends when the group has settled: Stable by ConsumerGroupDescribe / DescribeGroups, every
+member at the group epoch (= the assignment epoch), a balanced split, every partition owned
+once. kfake keeps state in memory and never fsyncs, so ratios to kfake compare a durable broker
+with an in-memory one; the machine limit is the ApiVersions round trip and the raw append+fsync
+rate of the data dir's filesystem.`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,

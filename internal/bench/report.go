@@ -101,7 +101,7 @@ func compare(rs []Result) []Comparison {
 			c.Metric = "MB/s"
 		}
 		if storm {
-			c.Metric = "ms to converge"
+			c.Metric = "ms to settle"
 		}
 		if mok && !m.Skipped {
 			c.Muster, c.MusterP50, c.MusterP99 = rate(m), m.P50ms, m.P99ms
