@@ -3,7 +3,10 @@
 //
 //	muster serve                 run the broker (embedded Pebble store in --data-dir)
 //	muster consumer-groups ...   kafka-consumer-groups.sh against any Kafka-compatible cluster
+//	muster streams-groups ...    kafka-streams-groups.sh against any Kafka-compatible cluster
 //	muster configs ...           kafka-configs.sh: describe and alter topic, broker and group configs
+//
+// Benchmarks live in their own command, cmd/muster-bench, so this binary carries no benchmark code.
 package main
 
 import (
@@ -16,6 +19,7 @@ import (
 	"github.com/muster-io/muster/internal/cli/clikit"
 	"github.com/muster-io/muster/internal/cli/configs"
 	"github.com/muster-io/muster/internal/cli/consumergroups"
+	"github.com/muster-io/muster/internal/cli/streamsgroups"
 )
 
 func main() {
@@ -25,10 +29,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(serveCommand(), consumergroups.NewCommand(), configs.NewCommand())
-	for _, extra := range extraCommands {
-		root.AddCommand(extra())
-	}
+	root.AddCommand(serveCommand(), consumergroups.NewCommand(), streamsgroups.NewCommand(), configs.NewCommand())
 	if err := root.Execute(); err != nil {
 		var ee *clikit.ExitError
 		if errors.As(err, &ee) {
@@ -42,6 +43,3 @@ func main() {
 		os.Exit(1)
 	}
 }
-
-// extraCommands are added by other files of this package (streams-groups, bench, ...).
-var extraCommands []func() *cobra.Command

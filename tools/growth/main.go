@@ -1,9 +1,13 @@
 // Command growth measures how muster's costs grow with input size and writes log-log plots with
-// a fitted slope (docs/growth/*.svg and docs/growth/README.md). A slope near 1 is linear; a
-// slope clearly above 1 is a bug to fix, not a number to report.
+// a fitted slope (docs/bench/growth/*.svg and docs/bench/growth/README.md). A slope near 1 is
+// linear; a slope clearly above 1 is a bug to fix, not a number to report.
 //
-//	go run ./tools/growth            # all series, a few minutes on 2 cores
+//	go run ./tools/growth            # from the repository root: all series, a few minutes on 2 cores
 //	go run ./tools/growth -quick     # small sizes, seconds (the test suite runs this)
+//
+// It is its own module (tools/growth/go.mod), so muster's go.mod carries no plotting library; the
+// repository's go.work puts both modules in one workspace, and its import path under
+// github.com/muster-io/muster/ lets it import muster's internal packages.
 package main
 
 import (
@@ -55,7 +59,7 @@ func (s Series) Slope() float64 {
 
 func main() {
 	quick := flag.Bool("quick", false, "small sizes only")
-	out := flag.String("out", "docs/growth", "output directory")
+	out := flag.String("out", "docs/bench/growth", "output directory")
 	flag.Parse()
 	series := Measure(*quick)
 	if err := Write(series, *out); err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/muster-io/muster/internal/testutil"
 )
 
-// TestBenchCommand runs `muster bench` against already running brokers (an in-process muster
+// TestBenchCommand runs muster-bench against already running brokers (an in-process muster
 // and kfake) and checks the JSON report it writes.
 func TestBenchCommand(t *testing.T) {
 	m := testutil.Start(t)

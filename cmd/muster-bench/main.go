@@ -1,12 +1,24 @@
+// Command muster-bench benchmarks muster against kfake (franz-go's in-memory fake Kafka, run as
+// its own process) with the same raw Kafka requests over loopback, and prints a table (and JSON
+// with --out). It is a development tool kept apart from the product binary (cmd/muster), which
+// carries no benchmark code:
+//
+//	go run ./cmd/muster-bench --duration 5s --out bench.json
+//
+// By default it builds cmd/muster and cmd/kfake-serve from the source tree it runs in (go build);
+// --muster-bin and --kfake-bin take prebuilt binaries, --muster-addr and --kfake-addr running
+// brokers.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -15,7 +27,27 @@ import (
 	"github.com/muster-io/muster/internal/bench"
 )
 
-func init() { extraCommands = append(extraCommands, benchCommand) }
+func main() {
+	if err := benchCommand().Execute(); err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			fmt.Fprintln(os.Stderr, "Error:", ee.msg)
+			os.Exit(ee.code)
+		}
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		os.Exit(2)
+	}
+}
+
+// exitError is a failure with its process exit code: 2 for a bad invocation, 1 for a failed run.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func exitErr(code int, msg string) error { return &exitError{code, msg} }
 
 func benchCommand() *cobra.Command {
 	d := bench.DefaultOptions()
@@ -27,7 +59,7 @@ func benchCommand() *cobra.Command {
 		overrides                           []string
 	)
 	cmd := &cobra.Command{
-		Use:   "bench",
+		Use:   "muster-bench",
 		Short: "Benchmark muster against kfake (in-memory fake Kafka) with the same raw requests",
 		Long: `Start a real "muster serve" (durable: every acknowledged commit is fsynced) on a fresh data dir
 and a kfake broker (franz-go's in-memory fake Kafka, cmd/kfake-serve, its own process) on
@@ -36,10 +68,15 @@ with --out). Workloads: ` + fmt.Sprint(bench.AllWorkloads) + `.
 The request workloads use --client raw (synchronous TCP, kmsg framing: cheap, default) or kgo
 (a franz-go client per connection). shard-load (muster's memory per offset/member/group and its
 restart time) runs last and restarts the muster child.
-Every case is bounded by --duration and --max-requests (storms by --duration + 30 s). kfake keeps state in memory and never
-fsyncs, so ratios to kfake compare a durable broker with an in-memory one; the machine limit is
-the ApiVersions round trip and the raw append+fsync rate of the data dir's filesystem.`,
-		Args: cobra.NoArgs,
+Every case is bounded by --duration and --max-requests; a join storm only by --duration + 30 s,
+and it ends when the group has settled: Stable by ConsumerGroupDescribe / DescribeGroups, every
+member at the group epoch (= the assignment epoch), a balanced split, every partition owned
+once. kfake keeps state in memory and never fsyncs, so ratios to kfake compare a durable broker
+with an in-memory one; the machine limit is the ApiVersions round trip and the raw append+fsync
+rate of the data dir's filesystem.`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if only != "" {
 				o.Workloads = splitList(only)
@@ -67,11 +104,10 @@ the ApiVersions round trip and the raw append+fsync rate of the data dir's files
 			} else {
 				bin := musterBin
 				if bin == "" {
-					exe, err := os.Executable()
-					if err != nil {
+					var err error
+					if bin, err = bench.BuildMuster(ctx, work); err != nil {
 						return exitErr(1, err.Error())
 					}
-					bin = exe
 				}
 				kvs := overrides
 				if slices.Contains(o.Workloads, bench.WShardLoad) {
@@ -152,7 +188,7 @@ the ApiVersions round trip and the raw append+fsync rate of the data dir's files
 	f.StringVar(&o.Client, "client", d.Client, "load generator of the request workloads: raw (synchronous TCP, kmsg framing) or kgo (franz-go client per connection)")
 	f.StringVar(&only, "workloads", "", "comma-separated workloads to run (default all)")
 	f.StringVar(&out, "out", "", "write the JSON report to this file")
-	f.StringVar(&musterBin, "muster-bin", "", "muster binary to run as the server (default: this executable)")
+	f.StringVar(&musterBin, "muster-bin", "", "muster binary to run as the server (default: go build ./cmd/muster; needs the source tree)")
 	f.StringVar(&kfakeBin, "kfake-bin", "", "kfake-serve binary (default: go build ./cmd/kfake-serve; needs the source tree)")
 	f.StringVar(&musterAddr, "muster-addr", "", "bench an already running muster at host:port instead of starting one")
 	f.StringVar(&kfakeAddr, "kfake-addr", "", "bench an already running kfake at host:port instead of starting one")
@@ -163,15 +199,12 @@ the ApiVersions round trip and the raw append+fsync rate of the data dir's files
 	return cmd
 }
 
+// splitList splits a comma-separated list, dropping empty items.
 func splitList(s string) []string {
 	var out []string
-	start := 0
-	for i := 0; i <= len(s); i++ {
-		if i == len(s) || s[i] == ',' {
-			if i > start {
-				out = append(out, s[start:i])
-			}
-			start = i + 1
+	for _, item := range strings.Split(s, ",") {
+		if item != "" {
+			out = append(out, item)
 		}
 	}
 	return out
