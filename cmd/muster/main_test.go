@@ -119,7 +119,7 @@ func TestExampleConfigShowsDefaults(t *testing.T) {
 		defaults[d.Name] = d.Default
 	}
 	// Keys shown with an example value rather than the default.
-	examples := map[string]bool{"advertised.listeners": true, "listeners": true, "log.dirs": true, "log.retention.minutes": true, "log.retention.ms": true}
+	examples := map[string]bool{"advertised.listeners": true, "listeners": true, "log.dirs": true, "log.retention.minutes": true, "log.retention.ms": true, "log.roll.ms": true, "log.roll.jitter.ms": true, "log.flush.interval.ms": true}
 	var all strings.Builder
 	keys := 0
 	sc := bufio.NewScanner(f)
