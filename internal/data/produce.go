@@ -23,11 +23,13 @@ import (
 // auto.create.topics.enable (else UNKNOWN_TOPIC_OR_PARTITION; v13+ by topic
 // ID: UNKNOWN_TOPIC_ID); idempotent batches follow Kafka's sequence rules
 // (a duplicate answers NONE with the original base offset). Acks other than
-// -1, 0, 1 → INVALID_REQUIRED_ACKS. Transactional produce is not supported
-// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED). acks=0 returns nil: no response.
+// -1, 0, 1 → INVALID_REQUIRED_ACKS. Transactional batches follow txn_produce.go (the
+// request needs a transactional id, the partition must be in the producer's ongoing
+// transaction). acks=0 returns nil: no response.
 func (p *Plane) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	byID := req.Version >= 13
+	txn, reqErr := p.verifyTransactional(ctx, req)
 	var wg sync.WaitGroup
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
@@ -40,8 +42,8 @@ func (p *Plane) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.Pro
 		switch {
 		case req.Acks != -1 && req.Acks != 0 && req.Acks != 1:
 			terr = kerr.InvalidRequiredAcks
-		case req.TransactionID != nil:
-			terr = kerr.TransactionalIDAuthorizationFailed
+		case reqErr != nil:
+			terr = reqErr
 		case byID:
 			if t, parts = p.lookupID(rt.TopicID); t == nil {
 				terr = kerr.UnknownTopicID
@@ -66,10 +68,15 @@ func (p *Plane) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.Pro
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				continue
 			}
+			ta := txn.lookup(t, rp.Partition)
+			if ta != nil && ta.err != nil {
+				sp.ErrorCode = ta.err.Code
+				continue
+			}
 			wg.Add(1)
 			go func(t *topic, part *partition, records []byte) {
 				defer wg.Done()
-				p.appendOne(t, part, records, req.Acks != 0, sp)
+				p.appendOne(t, part, records, req.Acks != 0, ta, sp)
 			}(t, parts[rp.Partition], rp.Records)
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -81,8 +88,9 @@ func (p *Plane) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.Pro
 	return resp
 }
 
-// appendOne validates and appends one batch to part, filling sp.
-func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, sp *kmsg.ProduceResponseTopicPartition) {
+// appendOne validates and appends one batch to part, filling sp. ta is the verification of a
+// transactional batch (nil for any other).
+func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, ta *txnAppend, sp *kmsg.ProduceResponseTopicPartition) {
 	h, kerrCode := validateProduceBatch(records)
 	if kerrCode != nil {
 		sp.ErrorCode = kerrCode.Code
@@ -93,8 +101,15 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 		sp.ErrorCode = kerr.MessageTooLarge.Code
 		return
 	}
-	if h.Attributes&attrTransactional != 0 {
-		sp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+	transactional := h.Attributes&attrTransactional != 0
+	if transactional && (ta == nil || h.ProducerID < 0) {
+		// A transactional batch without a producer id, or one the verification did not see
+		// (its topic did not exist when the request arrived, so it was never added).
+		if h.ProducerID < 0 {
+			sp.ErrorCode = kerr.InvalidRecord.Code
+		} else {
+			sp.ErrorCode = kerr.InvalidTxnState.Code
+		}
 		return
 	}
 	if lc.compact {
@@ -117,6 +132,11 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 	var ps *producerState
 	if idempotent {
 		ps = part.producers[h.ProducerID]
+		if code := checkTxnAppend(part, ps, h, transactional, ta); code != nil {
+			part.mu.Unlock()
+			sp.ErrorCode = code.Code
+			return
+		}
 		dup, serr := ps.check(h)
 		if serr != nil {
 			part.mu.Unlock()
@@ -150,11 +170,12 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 	var forgotten []int64
 	if idempotent {
 		if ps == nil {
-			ps = &producerState{epoch: h.ProducerEpoch}
+			ps = newProducerState(h.ProducerEpoch)
 			part.producers[h.ProducerID] = ps
 		}
 		forgotten = ps.record(h, base, pa, now)
 	}
+	opened := transactional && part.beginTxn(h.ProducerID, h.ProducerEpoch, base)
 	expired := part.expireProducers(now, p.producerIDExpiration().Milliseconds())
 	logStart := part.logStart
 	part.mu.Unlock()
@@ -187,6 +208,9 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 	for _, k := range expired {
 		_ = b.Delete(k, nil)
 	}
+	if opened {
+		_ = b.Set(openTxnKey(t.id, part.index, h.ProducerID), encodeOpenTxn(base, h.ProducerEpoch), nil)
+	}
 	opts := pebble.Sync
 	if !sync {
 		opts = pebble.NoSync
@@ -201,6 +225,9 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 			}
 		}
 		part.mu.Unlock()
+	}
+	if err != nil && opened {
+		part.abandonTxn(h.ProducerID, base)
 	}
 	part.finish(pa, err != nil)
 	if err != nil {
