@@ -151,9 +151,9 @@ func controlBatch(base int64, pid int64, epoch int16, coordEpoch int32, commit b
 	val.CoordinatorEpoch = coordEpoch
 	kb, vb := key.AppendTo(nil), val.AppendTo(nil)
 	var body []byte
-	body = append(body, 0)                    // attributes
-	body = binary.AppendVarint(body, 0)       // timestamp delta
-	body = binary.AppendVarint(body, 0)       // offset delta
+	body = append(body, 0)              // attributes
+	body = binary.AppendVarint(body, 0) // timestamp delta
+	body = binary.AppendVarint(body, 0) // offset delta
 	body = binary.AppendVarint(body, int64(len(kb)))
 	body = append(body, kb...)
 	body = binary.AppendVarint(body, int64(len(vb)))

@@ -416,16 +416,16 @@ func TestCleanerTransactions(t *testing.T) {
 		}
 	}
 	e.mustProduce("c", kvBatch(t, 0, -1, 0, rec("a", "0", now))) // 0
-	produceTxn(7, 0, rec("a", "aborted", now))                    // 1
-	e.marker("c", 0, 7, 0, false)                                 // 2
-	produceTxn(8, 0, rec("b", "1", now))                          // 3
-	e.marker("c", 0, 8, 0, true)                                  // 4
-	e.mustProduce("c", kvBatch(t, 0, -1, 0, rec("b", "2", now)))  // 5
-	produceTxn(8, 1, rec("c", "1", now))                          // 6
-	e.marker("c", 0, 8, 0, true)                                  // 7
-	produceTxn(9, 0, rec("c", "open", now))                       // 8: open, never cleaned
-	e.mustProduce("c", kvBatch(t, 0, -1, 0, rec("c", "2", now)))  // 9
-	e.mustProduce("c", kvBatch(t, 0, -1, 0, rec("z", "z", now)))  // 10, active
+	produceTxn(7, 0, rec("a", "aborted", now))                   // 1
+	e.marker("c", 0, 7, 0, false)                                // 2
+	produceTxn(8, 0, rec("b", "1", now))                         // 3
+	e.marker("c", 0, 8, 0, true)                                 // 4
+	e.mustProduce("c", kvBatch(t, 0, -1, 0, rec("b", "2", now))) // 5
+	produceTxn(8, 1, rec("c", "1", now))                         // 6
+	e.marker("c", 0, 8, 0, true)                                 // 7
+	produceTxn(9, 0, rec("c", "open", now))                      // 8: open, never cleaned
+	e.mustProduce("c", kvBatch(t, 0, -1, 0, rec("c", "2", now))) // 9
+	e.mustProduce("c", kvBatch(t, 0, -1, 0, rec("z", "z", now))) // 10, active
 	e.p.CleanLogs()
 	bs, got := e.readLog("c")
 	control := map[int64]bool{}
