@@ -60,6 +60,8 @@ var securityDefs = []Def{
 	{Name: "ssl.allow.san.changes", Kind: Bool, Default: "false", Doc: "accepted and ignored"},
 	{Name: "muster.ssl.reload.interval.ms", Kind: Long, Default: "10000", Min: i64(0), Doc: "muster: how often keystore and truststore files are checked for changes and reloaded; 0 = never"},
 
+	{Name: "muster.authentication.timeout.ms", Kind: Long, Default: "30000", Min: i64(1), Doc: "muster: a new connection must finish its TLS handshake and SASL authentication within this time"},
+
 	{Name: "authorizer.class.name", Kind: String, Default: "", Doc: "org.apache.kafka.metadata.authorizer.StandardAuthorizer (or acl) enables ACLs; empty = everything allowed"},
 	{Name: "super.users", Kind: String, Default: "", Doc: "principals that bypass ACLs, separated by ';' (User:admin;User:CN=broker)"},
 	{Name: "allow.everyone.if.no.acl.found", Kind: Bool, Default: "false"},
