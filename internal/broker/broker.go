@@ -68,8 +68,8 @@ type Broker struct {
 	creds       *security.ScramCredentials
 	secMetrics  *securityMetrics
 	tlsManagers []*tlsconf.Manager
-	wg      sync.WaitGroup
-	closeMu sync.Once
+	wg          sync.WaitGroup
+	closeMu     sync.Once
 }
 
 // Start opens the data dir, loads the coordinator shards in the background and starts serving.
