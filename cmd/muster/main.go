@@ -3,6 +3,8 @@
 //
 //	muster serve                 run the broker (embedded Pebble store in --data-dir)
 //	muster consumer-groups ...   kafka-consumer-groups.sh against any Kafka-compatible cluster
+//	muster acls ...              kafka-acls.sh: add, remove and list ACLs
+//	muster storage format ...    kafka-storage.sh format --add-scram: bootstrap SCRAM users offline
 package main
 
 import (
@@ -12,8 +14,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/muster-io/muster/internal/cli/acls"
 	"github.com/muster-io/muster/internal/cli/clikit"
 	"github.com/muster-io/muster/internal/cli/consumergroups"
+	"github.com/muster-io/muster/internal/cli/storage"
 )
 
 func main() {
@@ -23,7 +27,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(serveCommand(), consumergroups.NewCommand())
+	root.AddCommand(serveCommand(), consumergroups.NewCommand(), acls.NewCommand(), storage.NewCommand())
 	for _, extra := range extraCommands {
 		root.AddCommand(extra())
 	}

@@ -181,7 +181,8 @@ type ScramResult struct {
 }
 
 // Alter applies AlterUserScramCredentials (ScramControlManager.alterCredentials): one result per
-// user named, sorted by user. A user named more than once gets DUPLICATE_RESOURCE; an empty name
+// user named, sorted by user. A user whose credential for one mechanism is named more than once
+// (deleted and upserted, or upserted twice) gets DUPLICATE_RESOURCE; an empty name
 // UNACCEPTABLE_CREDENTIAL; an unknown mechanism UNSUPPORTED_SASL_MECHANISM; iterations outside
 // [4096, 16384] UNACCEPTABLE_CREDENTIAL; deleting a missing credential RESOURCE_NOT_FOUND. A user
 // whose entries all pass is changed; the changes of one call are written in one durable batch.
@@ -190,11 +191,14 @@ func (s *ScramCredentials) Alter(dels []ScramDeletion, ups []ScramUpsertion) ([]
 	defer s.mu.Unlock()
 	cur := *s.snap.Load()
 	count := map[string]int{}
+	pairs := map[ScramKey]int{}
 	for _, d := range dels {
 		count[d.User]++
+		pairs[ScramKey{d.User, d.Mechanism}]++
 	}
 	for _, u := range ups {
 		count[u.User]++
+		pairs[ScramKey{u.User, u.Mechanism}]++
 	}
 	failed := map[string]ScramResult{}
 	fail := func(user string, e *kerr.Error, msg string) {
@@ -202,9 +206,9 @@ func (s *ScramCredentials) Alter(dels []ScramDeletion, ups []ScramUpsertion) ([]
 			failed[user] = ScramResult{User: user, Err: e, Message: msg}
 		}
 	}
-	for user, n := range count {
+	for k, n := range pairs {
 		if n > 1 {
-			fail(user, kerr.DuplicateResource, "A user credential cannot be altered twice in the same request")
+			fail(k.User, kerr.DuplicateResource, "A user credential cannot be altered twice in the same request")
 		}
 	}
 	var remove []ScramKey
