@@ -38,7 +38,7 @@ func (s *Server) secure(ctx context.Context, c net.Conn, l *Listener, host strin
 	principal := security.Anonymous
 	if l.TLS != nil {
 		tc := tls.Server(c, l.TLS)
-		c.SetDeadline(time.Now().Add(l.authTimeout()))
+		c.SetDeadline(s.authDeadline(l))
 		err := tc.HandshakeContext(ctx)
 		c.SetDeadline(time.Time{})
 		if err != nil {
@@ -79,11 +79,7 @@ const (
 // connection.failed.authentication.delay.ms). true: authenticated, st.sess is the session.
 func (s *Server) authenticate(c net.Conn, br *bufio.Reader, rw *respWriter, st *connAuth, log *slog.Logger) bool {
 	l := st.l
-	deadline := time.Now().Add(l.authTimeout())
-	if s.opts.IdleTimeout > 0 && time.Now().Add(s.opts.IdleTimeout).Before(deadline) {
-		deadline = time.Now().Add(s.opts.IdleTimeout)
-	}
-	c.SetReadDeadline(deadline)
+	c.SetReadDeadline(s.authDeadline(l))
 	defer c.SetReadDeadline(time.Time{})
 	state := saslInitial
 	var conv sasl.Conversation
@@ -304,6 +300,16 @@ func (s *Server) reauthenticate(c net.Conn, br *bufio.Reader, rw *respWriter, st
 			return true
 		}
 	}
+}
+
+// authDeadline is when a new connection's TLS handshake or SASL exchange must be done: the
+// authentication timeout, or connections.max.idle.ms when shorter.
+func (s *Server) authDeadline(l *Listener) time.Time {
+	d := l.authTimeout()
+	if s.opts.IdleTimeout > 0 && s.opts.IdleTimeout < d {
+		d = s.opts.IdleTimeout
+	}
+	return time.Now().Add(d)
 }
 
 func (s *Server) maxSASLReceive(l *Listener) int32 {

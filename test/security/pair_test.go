@@ -1,5 +1,11 @@
 package security
 
-import "github.com/muster-io/muster/internal/security/securitytest"
+import (
+	"testing"
+
+	"github.com/muster-io/muster/internal/security/securitytest"
+)
 
 type x509Pair = securitytest.Pair
+
+func otherCA(t testing.TB) *securitytest.PKI { return securitytest.NewPKI(t) }

@@ -176,3 +176,6 @@ func writeFile(t testing.TB, path string, data []byte) {
 		t.Fatal(err)
 	}
 }
+
+// ClientTLSWith is ClientTLS presenting a certificate from another authority.
+func (p *PKI) ClientTLSWith(c *Pair) *tls.Config { return p.ClientTLS(c) }
