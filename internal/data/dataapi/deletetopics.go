@@ -48,8 +48,11 @@ func (a Adapters) DeleteTopics(ctx context.Context, r Req, req *kmsg.DeleteTopic
 			name = ti.Name
 			st.TopicID = rt.TopicID
 		}
-		if !allowed[i] {
-			allowed[i] = r.Check.Allowed(security.OpDescribe, security.Topic, name) && r.Check.Allowed(security.OpDelete, security.Topic, name)
+		if !allowed[i] && r.Check.Allowed(security.OpDescribe, security.Topic, name) {
+			// Describable: a missing topic is UNKNOWN_TOPIC_OR_PARTITION (from the plane), an
+			// existing one needs DELETE.
+			_, exists := a.P.Topic(name)
+			allowed[i] = !exists || r.Check.Allowed(security.OpDelete, security.Topic, name)
 		}
 		denied[i] = st
 		if allowed[i] {
