@@ -29,7 +29,7 @@ func (s *saramaSCRAM) Begin(user, pass, authz string) error {
 	return nil
 }
 func (s *saramaSCRAM) Step(challenge string) (string, error) { return s.conv.Step(challenge) }
-func (s *saramaSCRAM) Done() bool                             { return s.conv.Done() }
+func (s *saramaSCRAM) Done() bool                            { return s.conv.Done() }
 
 // TestSaramaMechanisms: IBM/sarama produces and consumes with PLAIN and SCRAM-SHA-256/512,
 // with SaslHandshake v0 (raw tokens) and v1 (SaslAuthenticate).

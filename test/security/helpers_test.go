@@ -76,9 +76,15 @@ func startSecure(t testing.TB, extra ...string) *secBroker {
 	return sb
 }
 
-func plainAuth(user, pass string) sasl.Mechanism { return plain.Auth{User: user, Pass: pass}.AsMechanism() }
-func scram256(user, pass string) sasl.Mechanism  { return scram.Auth{User: user, Pass: pass}.AsSha256Mechanism() }
-func scram512(user, pass string) sasl.Mechanism  { return scram.Auth{User: user, Pass: pass}.AsSha512Mechanism() }
+func plainAuth(user, pass string) sasl.Mechanism {
+	return plain.Auth{User: user, Pass: pass}.AsMechanism()
+}
+func scram256(user, pass string) sasl.Mechanism {
+	return scram.Auth{User: user, Pass: pass}.AsSha256Mechanism()
+}
+func scram512(user, pass string) sasl.Mechanism {
+	return scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()
+}
 
 // client is a franz-go client on addr; with a mechanism it authenticates, with tlsCfg it dials TLS.
 func client(t testing.TB, addr string, m sasl.Mechanism, tlsCfg *tls.Config, opts ...kgo.Opt) *kgo.Client {
