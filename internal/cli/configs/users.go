@@ -1,4 +1,4 @@
-// Package configs holds `muster configs` (kafka-configs.sh). This file is its users entity:
+// This file is the users entity of `muster configs` (kafka-configs.sh):
 // SCRAM credentials, altered through AlterUserScramCredentials and described through
 // DescribeUserScramCredentials, as kafka-configs.sh --entity-type users does:
 //
@@ -8,6 +8,7 @@
 //
 // The client derives the salted password (PBKDF2 with a random salt); the password never
 // reaches the broker.
+
 package configs
 
 import (
@@ -39,7 +40,7 @@ const defaultScramIterations = 4096
 // outside brackets; keys other than SCRAM mechanisms (quota configs) are refused with a message.
 func ParseScramConfigs(s string) ([]ScramConfig, error) {
 	var out []ScramConfig
-	for _, entry := range splitTopLevel(s) {
+	for _, entry := range splitScramEntries(s) {
 		name, val, ok := strings.Cut(entry, "=")
 		if !ok {
 			return nil, clikit.Usagef("Invalid --add-config entry '%s': want SCRAM-SHA-256=[password=...]", entry)
@@ -79,8 +80,8 @@ func ParseScramConfigs(s string) ([]ScramConfig, error) {
 	return out, nil
 }
 
-// splitTopLevel splits on commas that are not inside brackets.
-func splitTopLevel(s string) []string {
+// splitScramEntries splits on commas that are not inside brackets.
+func splitScramEntries(s string) []string {
 	var out []string
 	depth, start := 0, 0
 	for i, c := range s {
