@@ -40,7 +40,7 @@ func parseOperations(names []string) ([]security.Operation, error) {
 }
 
 func patternText(t kmsg.ACLResourcePatternType) string { return strings.ToUpper(t.String()) }
-func typeText(t kmsg.ACLResourceType) string          { return strings.ToUpper(t.String()) }
+func typeText(t kmsg.ACLResourceType) string           { return strings.ToUpper(t.String()) }
 
 func resourceText(rt kmsg.ACLResourceType, name string, pt kmsg.ACLResourcePatternType) string {
 	return fmt.Sprintf("ResourcePattern(resourceType=%s, name=%s, patternType=%s)", typeText(rt), name, patternText(pt))
