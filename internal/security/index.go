@@ -16,14 +16,38 @@ type entry struct {
 	binding   *Binding
 }
 
+// resourceACLs are the ACLs of one resource pattern, by principal: a check reads only the
+// session principal's entries and the User:* ones, however many principals the pattern has.
+type resourceACLs struct {
+	byPrincipal map[string][]entry
+	wildcard    []entry // User:*
+}
+
+func (r *resourceACLs) add(e entry) {
+	if e.principal == WildcardPrincipal {
+		r.wildcard = append(r.wildcard, e)
+		return
+	}
+	r.byPrincipal[e.principal] = append(r.byPrincipal[e.principal], e)
+}
+
 // typeIndex holds the ACLs of one resource type. Literal names (including "*") and prefixes are
 // map keys; a check probes the literal name, "*", and the name's prefixes of the lengths some
 // PREFIXED ACL has: a handful of map lookups whatever the number of ACLs.
 type typeIndex struct {
-	literal    map[string][]entry
-	prefixed   map[string][]entry
+	literal    map[string]*resourceACLs
+	prefixed   map[string]*resourceACLs
 	prefixLens []int // distinct lengths of the PREFIXED names, ascending
 	entries    []entry
+}
+
+func (t *typeIndex) pattern(m map[string]*resourceACLs, name string) *resourceACLs {
+	r := m[name]
+	if r == nil {
+		r = &resourceACLs{byPrincipal: map[string][]entry{}}
+		m[name] = r
+	}
+	return r
 }
 
 // index is an immutable snapshot of every ACL; changes build a new one (copy on write), so a
@@ -41,21 +65,21 @@ func buildIndex(bindings map[[16]byte]*Binding) *index {
 		}
 		t := ix.byType[b.ResourceType]
 		if t == nil {
-			t = &typeIndex{literal: map[string][]entry{}, prefixed: map[string][]entry{}}
+			t = &typeIndex{literal: map[string]*resourceACLs{}, prefixed: map[string]*resourceACLs{}}
 			ix.byType[b.ResourceType] = t
 		}
 		e := entry{principal: b.Principal, host: b.Host, addr: parseHost(b.Host), op: b.Operation, perm: b.Permission, binding: b}
 		t.entries = append(t.entries, e)
 		switch b.PatternType {
 		case Literal:
-			t.literal[b.ResourceName] = append(t.literal[b.ResourceName], e)
+			t.pattern(t.literal, b.ResourceName).add(e)
 		case Prefixed:
 			if _, ok := t.prefixed[b.ResourceName]; !ok {
 				if l := len(b.ResourceName); !slices.Contains(t.prefixLens, l) {
 					t.prefixLens = append(t.prefixLens, l)
 				}
 			}
-			t.prefixed[b.ResourceName] = append(t.prefixed[b.ResourceName], e)
+			t.pattern(t.prefixed, b.ResourceName).add(e)
 		}
 	}
 	for _, t := range ix.byType {
@@ -101,6 +125,14 @@ func (e *entry) appliesTo(s *Session) bool {
 	return (e.principal == s.principal || e.principal == WildcardPrincipal) && s.hostMatches(e.host, e.addr)
 }
 
+// scanResource folds a pattern's entries for s into the decision: a matching DENY ends it.
+func scanResource(r *resourceACLs, s *Session, op Operation, allow **Binding) (deny *Binding) {
+	if d := scan(r.byPrincipal[s.principal], s, op, allow); d != nil {
+		return d
+	}
+	return scan(r.wildcard, s, op, allow)
+}
+
 // scan folds one list of entries into the decision: a matching DENY ends it.
 func scan(list []entry, s *Session, op Operation, allow **Binding) (deny *Binding) {
 	for i := range list {
@@ -128,16 +160,16 @@ func (ix *index) decide(s *Session, op Operation, rt ResourceType, name string, 
 	t := ix.byType[rt]
 	var allow *Binding
 	has := false
-	if l, ok := t.literal[name]; ok {
+	if r := t.literal[name]; r != nil {
 		has = true
-		if d := scan(l, s, op, &allow); d != nil {
+		if d := scanResource(r, s, op, &allow); d != nil {
 			return verdict{rule: d}
 		}
 	}
 	if name != WildcardResource {
-		if l, ok := t.literal[WildcardResource]; ok {
+		if r := t.literal[WildcardResource]; r != nil {
 			has = true
-			if d := scan(l, s, op, &allow); d != nil {
+			if d := scanResource(r, s, op, &allow); d != nil {
 				return verdict{rule: d}
 			}
 		}
@@ -146,9 +178,9 @@ func (ix *index) decide(s *Session, op Operation, rt ResourceType, name string, 
 		if n > len(name) {
 			break
 		}
-		if l, ok := t.prefixed[name[:n]]; ok {
+		if r := t.prefixed[name[:n]]; r != nil {
 			has = true
-			if d := scan(l, s, op, &allow); d != nil {
+			if d := scanResource(r, s, op, &allow); d != nil {
 				return verdict{rule: d}
 			}
 		}

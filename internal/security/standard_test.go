@@ -157,24 +157,38 @@ func TestCreateDeleteDescribeACLs(t *testing.T) {
 	}
 }
 
-// BenchmarkAuthorize10kACLs: one check against 10,000 ACLs (half LITERAL, half PREFIXED of
-// varied lengths, over 1,000 principals).
-func BenchmarkAuthorize10kACLs(b *testing.B) {
-	var bs []Binding
-	for i := 0; i < 10000; i++ {
-		p := fmt.Sprintf("User:u%d", i%1000)
-		if i%2 == 0 {
-			bs = append(bs, acl(Topic, Literal, fmt.Sprintf("topic-%d", i), p, OpRead, Allow))
-		} else {
-			n := fmt.Sprintf("app%05d-orders-", i)
-			bs = append(bs, acl(Topic, Prefixed, n[:4+i%12], p, OpWrite, Allow))
+// BenchmarkAuthorize: one check against 1k, 10k and 100k ACLs over 1,000 principals (topics
+// "team<T>.svc<S>.<name>": a third LITERAL names, a third PREFIXED "team<T>." and
+// "team<T>.svc<S>.", a third on groups), for a principal with and without a matching ACL. The
+// cost must not grow with the ACL count.
+func BenchmarkAuthorize(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		var bs []Binding
+		for i := 0; i < n; i++ {
+			p := fmt.Sprintf("User:u%d", i%1000)
+			team, svc := i%97, i%13
+			switch i % 3 {
+			case 0:
+				bs = append(bs, acl(Topic, Literal, fmt.Sprintf("team%d.svc%d.events-%d", team, svc, i), p, OpRead, Allow))
+			case 1:
+				if i%2 == 0 {
+					bs = append(bs, acl(Topic, Prefixed, fmt.Sprintf("team%d.", team), p, OpWrite, Allow))
+				} else {
+					bs = append(bs, acl(Topic, Prefixed, fmt.Sprintf("team%d.svc%d.", team, svc), p, OpRead, Allow))
+				}
+			default:
+				bs = append(bs, acl(Group, Literal, fmt.Sprintf("group-%d", i), p, OpRead, Allow))
+			}
 		}
-	}
-	a := newAuthz(b, AuthorizerConfig{}, bs...)
-	s := sess("u42", "10.1.2.3")
-	names := []string{"topic-42", "topic-43", "app12345-orders-eu-west-1", "unrelated-topic-name"}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		a.Authorize(s, Action{Op: OpRead, Type: Topic, Name: names[i%len(names)], Filter: true})
+		a := newAuthz(b, AuthorizerConfig{}, bs...)
+		names := []string{"team42.svc3.events-7", "team7.svc1.orders", "team96.svc12.payments-eu-west-1", "unrelated"}
+		for _, who := range []string{"u42", "nobody"} {
+			s := sess(who, "10.1.2.3")
+			b.Run(fmt.Sprintf("acls=%d/%s", n, who), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					a.Authorize(s, Action{Op: OpDescribe, Type: Topic, Name: names[i%len(names)], Filter: true})
+				}
+			})
+		}
 	}
 }
