@@ -28,12 +28,9 @@ func (a Adapters) Produce(ctx context.Context, r Req, req *kmsg.ProduceRequest) 
 		name := rt.Topic
 		if req.Version >= 13 {
 			ti, ok := a.P.TopicByID(rt.TopicID)
-			if !ok {
-				allowed[i] = !denyAll // the plane answers UNKNOWN_TOPIC_ID
-				codes[i] = kerr.TransactionalIDAuthorizationFailed.Code
-				if allowed[i] {
-					sub.Topics = append(sub.Topics, rt)
-				}
+			if !ok && !denyAll { // UNKNOWN_TOPIC_ID from the plane: IDs are not secret
+				allowed[i] = true
+				sub.Topics = append(sub.Topics, rt)
 				continue
 			}
 			name = ti.Name
