@@ -1,5 +1,5 @@
 // Command kfake-serve runs franz-go's in-memory fake Kafka cluster (pkg/kfake) as its own process,
-// so `muster bench` can compare muster with it like for like (both out of process, both over
+// so muster-bench can compare muster with it like for like (both out of process, both over
 // loopback TCP). It is a benchmark helper only and not part of the muster binary.
 //
 //	kfake-serve --listen 127.0.0.1:9093

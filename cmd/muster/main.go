@@ -3,8 +3,12 @@
 //
 //	muster serve                 run the broker (embedded Pebble store in --data-dir)
 //	muster consumer-groups ...   kafka-consumer-groups.sh against any Kafka-compatible cluster
+//	muster streams-groups ...    kafka-streams-groups.sh against any Kafka-compatible cluster
+//	muster configs ...           kafka-configs.sh: describe and alter topic, broker, group and user (SCRAM) configs
 //	muster acls ...              kafka-acls.sh: add, remove and list ACLs
 //	muster storage format ...    kafka-storage.sh format --add-scram: bootstrap SCRAM users offline
+//
+// Benchmarks live in their own command, cmd/muster-bench, so this binary carries no benchmark code.
 package main
 
 import (
@@ -16,8 +20,10 @@ import (
 
 	"github.com/muster-io/muster/internal/cli/acls"
 	"github.com/muster-io/muster/internal/cli/clikit"
+	"github.com/muster-io/muster/internal/cli/configs"
 	"github.com/muster-io/muster/internal/cli/consumergroups"
 	"github.com/muster-io/muster/internal/cli/storage"
+	"github.com/muster-io/muster/internal/cli/streamsgroups"
 )
 
 func main() {
@@ -27,10 +33,8 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(serveCommand(), consumergroups.NewCommand(), acls.NewCommand(), storage.NewCommand())
-	for _, extra := range extraCommands {
-		root.AddCommand(extra())
-	}
+	root.AddCommand(serveCommand(), consumergroups.NewCommand(), streamsgroups.NewCommand(), configs.NewCommand(),
+		acls.NewCommand(), storage.NewCommand())
 	if err := root.Execute(); err != nil {
 		var ee *clikit.ExitError
 		if errors.As(err, &ee) {
@@ -44,6 +48,3 @@ func main() {
 		os.Exit(1)
 	}
 }
-
-// extraCommands are added by other files of this package (streams-groups, bench, ...).
-var extraCommands []func() *cobra.Command

@@ -124,9 +124,9 @@ func BenchmarkAssignLinear(b *testing.B) {
 	}
 }
 
-// BenchmarkAssignGoal runs issue 7's two goal points (uniform, no racks):
-// "flat" is Assign alone (the flat Assignment), "maps" adds Map(), which is
-// the nested-map output Assign returned before session 2.
+// BenchmarkAssignGoal runs the two goal points of docs/bench-assign.md
+// (uniform, no racks): "flat" is Assign alone (the flat Assignment), "maps"
+// adds Map(), which is the nested-map output Assign returned before session 2.
 func BenchmarkAssignGoal(b *testing.B) {
 	for _, g := range []struct {
 		name            string

@@ -63,7 +63,7 @@ type Options struct {
 	Log io.Writer `json:"-"`
 }
 
-// DefaultOptions are the values `muster bench` uses when a flag is not given.
+// DefaultOptions are the values muster-bench uses when a flag is not given.
 func DefaultOptions() Options {
 	return Options{Duration: 5 * time.Second, MaxRequests: 2_000_000, WarmTimeout: 30 * time.Second,
 		Conns: []int{1, 8, 64}, FetchConns: []int{1, 8}, CommitBatch: 50, FetchPartitions: 1000,
@@ -365,10 +365,10 @@ func Run(ctx context.Context, o Options, targets []Target, now time.Time) (*Repo
 	}
 	rep.Comparisons = compare(rep.Results)
 	if want(WClassicStorm) && len(o.StormMembers) > 0 {
-		rep.Notes = append(rep.Notes, "classic-join-storm: a muster started by `muster bench` runs with group.initial.rebalance.delay.ms=0 (Kafka's default is 3 s, extended while members keep joining; kfake has no such delay), so the storm times the coordinator's own work; --override group.initial.rebalance.delay.ms=3000 restores Kafka's default.")
+		rep.Notes = append(rep.Notes, "classic-join-storm: a muster started by muster-bench runs with group.initial.rebalance.delay.ms=0 (Kafka's default is 3 s, extended while members keep joining; kfake has no such delay), so the storm times the coordinator's own work; --override group.initial.rebalance.delay.ms=3000 restores Kafka's default.")
 	}
 	if want(WShardLoad) {
-		rep.Notes = append(rep.Notes, "shard-load: the seeded members join with one heartbeat and never heartbeat again; a muster started by `muster bench` gets group.consumer.session.timeout.ms=3600000 (and the max) when shard-load runs, so they outlive the step. The after-step group gauges in each note show whether members expired (consumer groups turning Empty).")
+		rep.Notes = append(rep.Notes, "shard-load: the seeded members join with one heartbeat and never heartbeat again; a muster started by muster-bench gets group.consumer.session.timeout.ms=3600000 (and the max) when shard-load runs, so they outlive the step. The after-step group gauges in each note show whether members expired (consumer groups turning Empty).")
 	}
 	rep.Notes = append(rep.Notes,
 		"kfake keeps all state in memory and never fsyncs; muster acknowledges commits only after fsync. Ratios to kfake compare a durable broker with an in-memory one.",

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -137,8 +136,8 @@ func TestSmokeAllWorkloads(t *testing.T) {
 	}
 }
 
-// TestProcesses builds muster and kfake-serve, starts both as child processes the way `muster
-// bench` does, and runs one short workload on each.
+// TestProcesses builds muster and kfake-serve, starts both as child processes the way
+// muster-bench does, and runs one short workload on each.
 func TestProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds binaries")
@@ -149,9 +148,9 @@ func TestProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mbin := filepath.Join(dir, "muster")
-	if out, err := exec.Command("go", "build", "-o", mbin, "github.com/muster-io/muster/cmd/muster").CombinedOutput(); err != nil {
-		t.Fatalf("build muster: %v\n%s", err, out)
+	mbin, err := BuildMuster(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	mp, err := StartMuster(ctx, mbin, filepath.Join(dir, "data"), "--override", "offsets.topic.num.partitions=4")
 	if err != nil {

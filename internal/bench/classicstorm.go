@@ -20,8 +20,10 @@ import (
 // with that id), the leader computes a round-robin assignment of the topic's partitions over
 // the members it was given, and every member sends SyncGroup. A member that has its
 // assignment heartbeats every o.ClassicHeartbeat and rejoins when a rebalance started.
-// Seconds is the time from the first JoinGroup until every member has its SyncGroup response
-// at one generation, together covering every partition exactly once; requests are the
+// The storm ends when the group has settled (settle.go): every member has its SyncGroup
+// response at one generation, owning a balanced share, every partition once, and DescribeGroups
+// (on a connection of its own) shows the group Stable with every member and that split. Seconds
+// is the time from the first JoinGroup until the describe confirmed it; requests are the
 // JoinGroup, SyncGroup and Heartbeat requests it took. Bounded by o.Duration+o.WarmTimeout;
 // afterwards the members leave (one LeaveGroup, untimed).
 func classicStorm(ctx context.Context, o *Options, t Target, group, topic string, partitions int32, members int) Result {
@@ -32,29 +34,29 @@ func classicStorm(ctx context.Context, o *Options, t Target, group, topic string
 		return res
 	}
 	defer closeAll(cs)
+	dc, err := dial(t.Addr, ClientRaw)
+	if err != nil {
+		res.Skipped, res.Note = true, "connect: "+err.Error()
+		return res
+	}
+	defer dc.close()
 	var (
-		mu        sync.Mutex
-		tr        = newTracker(members, partitions)
-		converged time.Duration
-		ids       = make([]string, members)
-		reqs      atomic.Int64
-		fails     atomic.Int64
-		firstErr  atomic.Value
-		start0    time.Time
+		ids      = make([]string, members)
+		reqs     atomic.Int64
+		fails    atomic.Int64
+		firstErr atomic.Value
+		start0   time.Time
 	)
 	meta := (&kmsg.ConsumerMemberMetadata{Version: 0, Topics: []string{topic}}).AppendTo(nil)
 	bound := o.Duration + o.WarmTimeout
 	sctx, stop := context.WithTimeout(ctx, bound)
 	defer stop()
+	var st *settler
 	report := func(i int, gen int32, parts []int32) {
-		mu.Lock()
-		defer mu.Unlock()
-		tr.setEpoch(i, gen)
-		tr.setParts(i, parts)
-		if converged == 0 && gen > 0 && tr.converged() {
-			converged = time.Since(start0)
-			stop()
-		}
+		st.update(func(tr *tracker) {
+			tr.setEpoch(i, gen)
+			tr.setParts(i, parts)
+		})
 	}
 	fail := func(err error) {
 		fails.Add(1)
@@ -62,6 +64,14 @@ func classicStorm(ctx context.Context, o *Options, t Target, group, topic string
 	}
 	var wg sync.WaitGroup
 	start0 = time.Now()
+	st = newSettler(newTracker(members, partitions), start0, stop, func(ctx context.Context, _ int32) (bool, string, error) {
+		return classicGroupSettled(ctx, dc, group, members, partitions)
+	})
+	checked := make(chan struct{})
+	go func() {
+		defer close(checked)
+		st.run(sctx)
+	}()
 	for i := 0; i < members; i++ {
 		wg.Add(1)
 		go func(i int) {
@@ -166,6 +176,8 @@ func classicStorm(ctx context.Context, o *Options, t Target, group, topic string
 		}(i)
 	}
 	wg.Wait()
+	stop()
+	<-checked
 	// Leave (untimed) so the members do not load the broker until their sessions expire.
 	lctx, lcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer lcancel()
@@ -189,9 +201,8 @@ func classicStorm(ctx context.Context, o *Options, t Target, group, topic string
 	if s, ok := firstErr.Load().(string); ok {
 		r.Note = "first error: " + s
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	stormOutcome(&r, converged, bound, fmt.Sprintf("%d members, %d partitions, %d JoinGroup/SyncGroup/Heartbeat requests", members, partitions, r.Requests))
+	settled, why, checks := st.result()
+	stormOutcome(&r, settled, bound, why, fmt.Sprintf("%d members, %d partitions, %d JoinGroup/SyncGroup/Heartbeat requests, %d DescribeGroups", members, partitions, r.Requests, checks))
 	return r
 }
 

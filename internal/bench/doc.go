@@ -1,4 +1,4 @@
-// Package bench is muster's benchmark suite (`muster bench`): it drives a muster broker and a
+// Package bench is muster's benchmark suite (muster-bench): it drives a muster broker and a
 // kfake broker (franz-go's in-memory fake Kafka, run as its own process) with the same raw Kafka
 // requests over loopback and reports throughput and latency side by side, with ratios to kfake
 // and to the machine's limits (ApiVersions round trip, raw write+fsync rate of the data dir's
@@ -11,8 +11,10 @@
 // the generator takes little CPU from the broker under test; ClientKgo (one franz-go client per
 // connection) is kept for comparison. produce/consume always use franz-go clients.
 //
-// The join storms (cg-join-storm, classic-join-storm) time a group's convergence from a storm of
-// joins; shard-load measures muster's memory per committed offset, member and empty group and
+// The join storms (cg-join-storm, classic-join-storm) time a storm of joins until the group has
+// settled: Stable by ConsumerGroupDescribe / DescribeGroups, every member at the group epoch
+// (which is the assignment epoch), a balanced split, every partition owned once (settle.go);
+// shard-load measures muster's memory per committed offset, member and empty group and
 // its restart (replay) time.
 //
 // kfake keeps all state in memory and never fsyncs; muster acknowledges a commit only after its

@@ -14,11 +14,13 @@ import (
 
 // joinStorm is a KIP-848 join storm: members join one fresh group at once, multiplexed over
 // conns connections (member i on connection i mod conns; each connection heartbeats its
-// members in turn, back to back, reporting what they own), until the group has converged:
-// every member has a member epoch, all at the same epoch, and the members' assignments cover
-// the topic's partitions exactly once. Seconds is the time from the first join to convergence;
-// requests are the heartbeats it took; units are members. The case is bounded by
-// o.Duration+o.WarmTimeout; afterwards the members leave (epoch -1, untimed).
+// members in turn, back to back, reporting what they own), until the group has settled
+// (settle.go): every member at one epoch owning a balanced share, every partition once, and
+// ConsumerGroupDescribe (on a connection of its own) showing the group Stable at that epoch,
+// which is also its target assignment epoch. Seconds is the time from the first join until the
+// describe confirmed it; requests are the heartbeats it took; units are members. The case is
+// bounded by o.Duration+o.WarmTimeout (not by o.MaxRequests); afterwards the members leave
+// (epoch -1, untimed).
 func joinStorm(ctx context.Context, o *Options, t Target, group, topic string, partitions int32, members, conns int) Result {
 	res := Result{Workload: WJoinStorm, Target: t.Name, Conns: conns, Members: members, Partitions: partitions, UnitName: "members"}
 	cs, err := dialAll(t.Addr, o.Client, conns)
@@ -27,17 +29,20 @@ func joinStorm(ctx context.Context, o *Options, t Target, group, topic string, p
 		return res
 	}
 	defer closeAll(cs)
+	dc, err := dial(t.Addr, o.Client)
+	if err != nil {
+		res.Skipped, res.Note = true, "connect: "+err.Error()
+		return res
+	}
+	defer dc.close()
 	type member struct {
 		id    string
 		epoch int32
 		owned []kmsg.ConsumerGroupHeartbeatRequestTopic
 	}
 	var (
-		mu        sync.Mutex
-		tr        = newTracker(members, partitions)
-		mem       = make([]member, members)
-		cursor    = make([]int, conns) // next member of each connection (owned by its goroutine)
-		converged time.Duration
+		mem    = make([]member, members)
+		cursor = make([]int, conns) // next member of each connection (owned by its goroutine)
 	)
 	for i := range mem {
 		mem[i].id = "storm-" + strconv.Itoa(i) + "-" + group
@@ -46,6 +51,14 @@ func joinStorm(ctx context.Context, o *Options, t Target, group, topic string, p
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
 	start := time.Now()
+	st := newSettler(newTracker(members, partitions), start, stop, func(ctx context.Context, epoch int32) (bool, string, error) {
+		return consumerGroupSettled(ctx, dc, group, epoch, members, partitions)
+	})
+	checked := make(chan struct{})
+	go func() {
+		defer close(checked)
+		st.run(sctx)
+	}()
 	fn := func(ctx context.Context, w int, _ int64) (int64, error) {
 		i := w + cursor[w]*conns
 		if cursor[w]++; w+cursor[w]*conns >= members {
@@ -69,10 +82,10 @@ func joinStorm(ctx context.Context, o *Options, t Target, group, topic string, p
 		resp := r.(*kmsg.ConsumerGroupHeartbeatResponse)
 		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
 			m.epoch, m.owned = 0, nil
-			mu.Lock()
-			tr.setEpoch(i, 0)
-			tr.setParts(i, nil)
-			mu.Unlock()
+			st.update(func(tr *tracker) {
+				tr.setEpoch(i, 0)
+				tr.setParts(i, nil)
+			})
 			return 0, err
 		}
 		if resp.MemberID != nil && *resp.MemberID != "" {
@@ -92,19 +105,19 @@ func joinStorm(ctx context.Context, o *Options, t Target, group, topic string, p
 				parts = []int32{}
 			}
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		tr.setEpoch(i, m.epoch)
-		if parts != nil {
-			tr.setParts(i, parts)
-		}
-		if converged == 0 && tr.converged() {
-			converged = time.Since(start)
-			stop()
-		}
+		st.update(func(tr *tracker) {
+			tr.setEpoch(i, m.epoch)
+			if parts != nil {
+				tr.setParts(i, parts)
+			}
+		})
 		return 1, nil
 	}
-	r := closedLoop(sctx, conns, bound, o.MaxRequests, fn)
+	// Bounded by time only: a request bound could end the storm before the group settles
+	// (Kafka's assignment interval alone defers the balanced target by a second).
+	r := closedLoop(sctx, conns, bound, 0, fn)
+	stop()
+	<-checked
 	r.Workload, r.Target, r.UnitName, r.Members, r.Partitions = WJoinStorm, t.Name, "members", members, partitions
 	// Leave (untimed) so the members do not load the broker until their sessions expire.
 	lctx, lcancel := context.WithTimeout(ctx, 10*time.Second)
@@ -122,9 +135,8 @@ func joinStorm(ctx context.Context, o *Options, t Target, group, topic string, p
 		}(w)
 	}
 	wg.Wait()
-	mu.Lock()
-	defer mu.Unlock()
-	stormOutcome(&r, converged, bound, fmt.Sprintf("%d members over %d connections, %d partitions, %d heartbeats", members, conns, partitions, r.Requests))
+	settled, why, checks := st.result()
+	stormOutcome(&r, settled, bound, why, fmt.Sprintf("%d members over %d connections, %d partitions, %d heartbeats, %d ConsumerGroupDescribe", members, conns, partitions, r.Requests, checks))
 	return r
 }
 
@@ -136,17 +148,21 @@ func fillRatesKeep(r *Result) {
 	}
 }
 
-// stormOutcome completes a join storm's result: skipped with the reason when it did not converge
-// (converged == 0) within bound, else the convergence time as Seconds and one unit per member
-// (r.Members). what describes the case for the note.
-func stormOutcome(r *Result, converged, bound time.Duration, what string) {
-	if converged == 0 {
+// stormOutcome completes a join storm's result: skipped with the reason when the group did not
+// settle (settled == 0) within bound (why: what the broker's view lacked at the last check),
+// else the settle time as Seconds and one unit per member (r.Members). what describes the case
+// for the note.
+func stormOutcome(r *Result, settled, bound time.Duration, why, what string) {
+	if settled == 0 {
 		r.Skipped = true
-		r.Note = strings.TrimSuffix(fmt.Sprintf("did not converge within %v (%s, %d errors); %s", bound, what, r.Errors, r.Note), "; ")
+		if why != "" {
+			why = "; last describe: " + why
+		}
+		r.Note = strings.TrimSuffix(fmt.Sprintf("did not settle within %v (%s, %d errors%s); %s", bound, what, r.Errors, why, r.Note), "; ")
 		return
 	}
-	r.Seconds = converged.Seconds()
+	r.Seconds = settled.Seconds()
 	r.Units = int64(r.Members)
 	fillRatesKeep(r)
-	r.Note = fmt.Sprintf("converged in %.1f ms (%s)", ms(converged), what)
+	r.Note = fmt.Sprintf("settled in %.1f ms (%s)", ms(settled), what)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -59,10 +60,22 @@ func StartKfake(ctx context.Context, bin string) (*Process, error) {
 // BuildKfake compiles cmd/kfake-serve into dir with the go tool; it must run inside the muster
 // module (the source tree).
 func BuildKfake(ctx context.Context, dir string) (string, error) {
-	out := dir + "/kfake-serve"
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "github.com/muster-io/muster/cmd/kfake-serve")
+	return build(ctx, dir, "kfake-serve", "--kfake-bin")
+}
+
+// BuildMuster compiles cmd/muster into dir with the go tool; it must run inside the muster module
+// (the source tree).
+func BuildMuster(ctx context.Context, dir string) (string, error) {
+	return build(ctx, dir, "muster", "--muster-bin")
+}
+
+// build compiles github.com/muster-io/muster/cmd/<name> into dir/<name>; flag names the option
+// that passes a prebuilt binary instead.
+func build(ctx context.Context, dir, name, flag string) (string, error) {
+	out := filepath.Join(dir, name)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "github.com/muster-io/muster/cmd/"+name)
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building kfake-serve (run inside the muster source tree, or pass --kfake-bin): %v\n%s", err, b)
+		return "", fmt.Errorf("building %s (run inside the muster source tree, or pass %s): %v\n%s", name, flag, err, b)
 	}
 	return out, nil
 }

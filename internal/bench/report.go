@@ -101,7 +101,7 @@ func compare(rs []Result) []Comparison {
 			c.Metric = "MB/s"
 		}
 		if storm {
-			c.Metric = "ms to converge"
+			c.Metric = "ms to settle"
 		}
 		if mok && !m.Skipped {
 			c.Muster, c.MusterP50, c.MusterP99 = rate(m), m.P50ms, m.P99ms
@@ -133,7 +133,7 @@ func compare(rs []Result) []Comparison {
 
 // WriteTable prints the summary table, the fsync reference and the notes.
 func (r *Report) WriteTable(w io.Writer) {
-	fmt.Fprintf(w, "muster bench  %s  %d CPUs  %s %s/%s  %v per case  loadavg %s\n", r.Date, r.Machine.NumCPU,
+	fmt.Fprintf(w, "muster-bench  %s  %d CPUs  %s %s/%s  %v per case  loadavg %s\n", r.Date, r.Machine.NumCPU,
 		r.Machine.GoVersion, r.Machine.OS, r.Machine.Arch, r.Options.Duration, r.Machine.LoadAvg)
 	fmt.Fprintf(w, "load generator: %s\n\n", generatorLine(r.Options.Client))
 	if len(r.Comparisons) > 0 {

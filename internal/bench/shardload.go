@@ -31,7 +31,7 @@ const loadPartitions = 1000
 // seedConns is the connections the seeding steps use in parallel.
 const seedConns = 8
 
-// ShardLoadOverrides are the muster config overrides `muster bench` passes when shard-load runs
+// ShardLoadOverrides are the muster config overrides muster-bench passes when shard-load runs
 // on a muster it starts: the seeded members join with one heartbeat each and never heartbeat
 // again, so their sessions must outlive the seeding, the readings and the restart (the default
 // 45 s session would expire the first members while the last ones join).
@@ -39,7 +39,7 @@ func ShardLoadOverrides() []string {
 	return []string{"group.consumer.session.timeout.ms=3600000", "group.consumer.max.session.timeout.ms=3600000"}
 }
 
-// ClassicStormOverrides are the overrides `muster bench` passes when classic-join-storm runs on
+// ClassicStormOverrides are the overrides muster-bench passes when classic-join-storm runs on
 // a muster it starts: group.initial.rebalance.delay.ms=0, so the storm times the coordinator's
 // work rather than Kafka's initial delay (3 s, extended while members keep joining), which kfake
 // does not have.

@@ -6,17 +6,42 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func TestTrackerConverged(t *testing.T) {
+func TestTrackerSettled(t *testing.T) {
 	tr := newTracker(2, 4)
-	if tr.converged() {
-		t.Fatal("converged before any member joined")
+	if _, ok := tr.settled(); ok {
+		t.Fatal("settled before any member joined")
+	}
+	tr.setEpoch(0, 1)
+	tr.setParts(0, []int32{0, 1, 2, 3})
+	tr.setEpoch(1, 1)
+	tr.setParts(1, []int32{})
+	// One epoch and every partition once, but one member owns everything: the state of a
+	// KIP-848 group before its target assignment is computed. Not settled.
+	if _, ok := tr.settled(); ok {
+		t.Fatal("settled with an unbalanced split")
 	}
 	tr.setEpoch(0, 3)
-	tr.setParts(0, []int32{0, 1, 2, 3})
 	tr.setEpoch(1, 3)
+	tr.setParts(0, []int32{0, 1})
+	tr.setParts(1, []int32{2, 3})
+	if e, ok := tr.settled(); !ok || e != 3 {
+		t.Fatalf("settled = %d, %v; want epoch 3", e, ok)
+	}
+}
+
+func TestTrackerBalanceWithMoreMembersThanPartitions(t *testing.T) {
+	tr := newTracker(3, 2) // balanced: 0 or 1 partition each
+	for i, ps := range [][]int32{{0}, {1}, {}} {
+		tr.setEpoch(i, 2)
+		tr.setParts(i, ps)
+	}
+	if _, ok := tr.settled(); !ok {
+		t.Fatal("0/1/1 of 2 partitions over 3 members is balanced")
+	}
+	tr.setParts(0, []int32{0, 1})
 	tr.setParts(1, []int32{})
-	if !tr.converged() { // every partition once, both at epoch 3 (a member may own nothing)
-		t.Fatal("not converged")
+	if _, ok := tr.settled(); ok {
+		t.Fatal("2/0/0 is not balanced")
 	}
 }
 
@@ -26,21 +51,21 @@ func TestTrackerCoverage(t *testing.T) {
 	tr.setEpoch(1, 2)
 	tr.setParts(0, []int32{0, 1, 2})
 	tr.setParts(1, []int32{2, 3}) // partition 2 twice
-	if tr.converged() {
-		t.Fatal("converged with partition 2 owned twice")
+	if _, ok := tr.settled(); ok {
+		t.Fatal("settled with partition 2 owned twice")
 	}
 	tr.setParts(0, []int32{0, 1})
-	if !tr.converged() {
-		t.Fatalf("not converged: zero %d multi %d epochs %v", tr.zero, tr.multi, tr.byEpoch)
+	if _, ok := tr.settled(); !ok {
+		t.Fatalf("not settled: zero %d multi %d unbalanced %d epochs %v", tr.zero, tr.multi, tr.unbalanced, tr.byEpoch)
 	}
 	tr.setEpoch(1, 3)
-	if tr.converged() {
-		t.Fatal("converged with members at epochs 2 and 3")
+	if _, ok := tr.settled(); ok {
+		t.Fatal("settled with members at epochs 2 and 3")
 	}
 	tr.setEpoch(0, 3)
 	tr.setParts(1, []int32{3, 7}) // 7 is outside the topic: ignored; 2 now unowned
-	if tr.converged() {
-		t.Fatal("converged with partition 2 unowned")
+	if _, ok := tr.settled(); ok {
+		t.Fatal("settled with partition 2 unowned")
 	}
 }
 
@@ -60,8 +85,8 @@ func TestRoundRobinCoversOnce(t *testing.T) {
 		tr.setEpoch(i, 1)
 		tr.setParts(i, ca.Topics[0].Partitions)
 	}
-	if !tr.converged() {
-		t.Fatal("round robin does not cover every partition exactly once")
+	if _, ok := tr.settled(); !ok {
+		t.Fatal("round robin does not split every partition exactly once, balanced")
 	}
 	if roundRobin(nil, "t", 10) != nil {
 		t.Fatal("no members: want no assignment")

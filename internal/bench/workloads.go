@@ -19,7 +19,7 @@ const (
 	WProduce     = "produce"       // produce MB/s
 	WConsume     = "consume"       // consume MB/s (reads what produce wrote)
 	WHeartbeat   = "cg-heartbeat"  // KIP-848 ConsumerGroupHeartbeat saturation
-	WJoinStorm   = "cg-join-storm" // KIP-848: n members join one group at once, time to converge
+	WJoinStorm   = "cg-join-storm" // KIP-848: n members join one group at once, time until the group has settled (settle.go)
 	// WClassicStorm: n members join one classic consumer group at once (JoinGroup+SyncGroup).
 	WClassicStorm = "classic-join-storm"
 	// WShardLoad: memory per committed offset / member / empty group, restart-to-ready time and

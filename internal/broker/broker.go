@@ -22,10 +22,11 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/muster-io/muster/internal/config"
 	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/coordinator/api"
+	"github.com/muster-io/muster/internal/coordinator/engine"
 	"github.com/muster-io/muster/internal/data"
 	"github.com/muster-io/muster/internal/security"
 	"github.com/muster-io/muster/internal/security/tlsconf"
@@ -43,7 +44,7 @@ type Options struct {
 	Config     *config.Values
 	Log        *slog.Logger
 	// Clock drives the coordinator (tests pass a ManualClock); nil = wall clock.
-	Clock coordinator.Clock
+	Clock engine.Clock
 }
 
 // Broker is a running muster.
@@ -52,15 +53,15 @@ type Broker struct {
 	log     *slog.Logger
 	db      *pebble.DB
 	plane   *data.Plane
-	rt      *coordinator.Runtime
-	svc     *coordinator.Service
+	rt      *api.Runtime
+	svc     *api.Service
 	srv     *server.Server
 	lns     []boundListener
 	httpLn  net.Listener
 	httpSrv *http.Server
 	reg     *prometheus.Registry
 	metrics *runtimeMetrics
-	td      *coordinator.TopologyDescriptions // KIP-1331; nil = no plugin
+	td      *api.TopologyDescriptions        // KIP-1331; nil = no plugin
 	walFS   *store.SyncCountingFS             // counts WAL fsyncs (muster_store_wal_syncs_total)
 
 	authz       security.Authorizer          // AllowAll without authorizer.class.name
@@ -81,7 +82,7 @@ func Start(opts Options) (*Broker, error) {
 		opts.Config = config.Defaults()
 	}
 	if opts.Clock == nil {
-		opts.Clock = coordinator.WallClock{}
+		opts.Clock = engine.WallClock{}
 	}
 	b := &Broker{opts: opts, log: opts.Log}
 	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
@@ -120,10 +121,8 @@ func Start(opts Options) (*Broker, error) {
 		ClusterID: clusterID, NumPartitions: int32(v.Int("num.partitions")),
 		DefaultReplicationFactor: int16(v.Int("default.replication.factor")),
 		AutoCreateTopics:         v.Bool("auto.create.topics.enable"), Now: opts.Clock.Now,
-		ProducerIDExpiration:   v.Ms("producer.id.expiration.ms"),
-		LogRetentionMs:         explicitZero(v.LogRetentionMs()),
-		LogRetentionBytes:      explicitZero(v.Int("log.retention.bytes")),
 		RetentionCheckInterval: v.Ms("log.retention.check.interval.ms"),
+		Values:                 v,
 	}, opts.Log)
 	if err != nil {
 		return fail(fmt.Errorf("loading partitions from %s: %w", opts.DataDir, err))
@@ -134,21 +133,29 @@ func Start(opts Options) (*Broker, error) {
 		return fail(fmt.Errorf("coordinator store in %s: %w", opts.DataDir, err))
 	}
 	ccfg := coordinator.ConfigFrom(v)
-	ccfg.Topics = topicSource{plane}
-	ccfg.AdvertisedHost, ccfg.AdvertisedPort = host, port
 	b.metrics = newRuntimeMetrics()
-	b.rt = coordinator.NewRuntime(ccfg, cst, opts.Clock, opts.Log, int(v.Int("muster.shard.queue.depth")), b.metrics.hooks())
-	b.svc = &coordinator.Service{RT: b.rt, Cfg: ccfg, Log: opts.Log, Extra: map[string]any{}}
+	b.rt = engine.New(engine.Options[*coordinator.State]{
+		Shards: ccfg.Shards,
+		New: func(shard int32) *coordinator.State {
+			return coordinator.NewState(shard, ccfg, opts.Log, engine.RandomIDs{})
+		},
+		Store:      cst,
+		Clock:      opts.Clock,
+		Log:        opts.Log,
+		QueueDepth: int(v.Int("muster.shard.queue.depth")),
+		Hooks:      b.metrics.hooks(),
+		Refresh:    refreshImage(plane),
+	})
+	b.svc = &api.Service{RT: b.rt, Cfg: ccfg, Log: opts.Log, Topics: topics{plane},
+		Self: api.Endpoint{NodeID: v.NodeID(), Host: host, Port: port}}
 	if b.td, err = newTopologyDescriptions(v, opts.DataDir, b); err != nil {
 		return fail(err)
 	}
-	if b.td != nil {
-		b.svc.Extra[coordinator.TopologyDescriptionsKey] = b.td
-	}
+	b.svc.TopologyDescriptions = b.td
 	plane.Subscribe(b.onTopicChange)
 	b.rt.Start()
 	if b.td != nil {
-		b.td.StartCleanup(b.svc, ccfg.OffsetsRetentionCheck)
+		b.td.StartCleanup(b.svc, ccfg.Offsets.RetentionCheck)
 	}
 
 	b.srv = server.New(server.Options{
@@ -184,15 +191,6 @@ func Start(opts Options) (*Broker, error) {
 	b.log.Info("muster serving", "kafka", b.Addr(), "advertised", net.JoinHostPort(host, strconv.Itoa(int(port))),
 		"http", opts.HTTPListen, "data_dir", opts.DataDir, "shards", ccfg.Shards)
 	return b, nil
-}
-
-// explicitZero maps a configured 0 to 1: data.Config reads 0 as "unset", and retaining 1 ms or
-// 1 byte deletes the same whole batches Kafka's 0 does.
-func explicitZero(n int64) int64 {
-	if n == 0 {
-		return 1
-	}
-	return n
 }
 
 // advertised picks the host:port clients should use: advertised.listeners' first PLAINTEXT
@@ -256,10 +254,17 @@ func (b *Broker) HTTPAddr() string {
 }
 
 // Runtime exposes the coordinator runtime (tests).
-func (b *Broker) Runtime() *coordinator.Runtime { return b.rt }
+func (b *Broker) Runtime() *api.Runtime { return b.rt }
+
+// Coordinator exposes the group coordinator's adapters (tests).
+func (b *Broker) Coordinator() *api.Service { return b.svc }
 
 // Plane exposes the data plane (tests).
 func (b *Broker) Plane() *data.Plane { return b.plane }
+
+// GroupConfigs is the durable store of group configs (GROUP resources of
+// IncrementalAlterConfigs), which the group coordinator reads.
+func (b *Broker) GroupConfigs() config.GroupConfigs { return b.plane.GroupConfigs() }
 
 // WaitReady blocks until every shard is loaded or ctx ends.
 func (b *Broker) WaitReady(ctx context.Context) error {
@@ -308,42 +313,18 @@ func (b *Broker) Close() error {
 	return err
 }
 
-// onTopicChange tells the coordinator about every topic change (admin requests, auto-creation,
-// streams internal topics): deleted topics lose their committed offsets, and groups that
-// subscribe to changed topics refresh their KIP-1101 metadata hash and regexes.
+// onTopicChange tells the coordinator about deleted topics (admin requests): their committed
+// offsets are deleted before the request answers. Every other topic change reaches each shard
+// as a new metadata image before its next operation.
 func (b *Broker) onTopicChange(ev data.TopicChange) {
-	var deleted []string
+	if len(ev.Deleted) == 0 {
+		return
+	}
+	deleted := make([]string, 0, len(ev.Deleted))
 	for _, t := range ev.Deleted {
 		deleted = append(deleted, t.Name)
 	}
-	if len(deleted) > 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		for i := int32(0); i < b.rt.Shards(); i++ {
-			if _, err := b.rt.DoShard(ctx, i, coordinator.Meta{}, coordinator.DeleteTopicOffsets(deleted)); err != nil {
-				b.log.Warn("deleting committed offsets of deleted topics", "shard", i, "err", err)
-			}
-		}
-	}
-	var changed []string
-	for _, set := range [][]data.TopicInfo{ev.Created, ev.Deleted, ev.Resized} {
-		for _, t := range set {
-			changed = append(changed, t.Name)
-		}
-	}
-	if len(changed) > 0 {
-		// Consumer groups subscribed to these topics (or by regex) refresh their KIP-1101
-		// metadata hash and regexes on their next heartbeat. Delivery is synchronous with the
-		// admin request that changed the topics, so its response follows the refresh.
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		b.svc.OnTopicsChanged(ctx, changed)
-	}
-}
-
-// coordHandler routes a request to the coordinator Service with the request's version and client.
-func coordHandler(svc *coordinator.Service) server.Handler {
-	return func(ctx context.Context, r *server.Request) kmsg.Response {
-		return svc.Handle(ctx, coordinator.Meta{APIVersion: r.Header.APIVersion, ClientID: r.Header.ClientID, ClientHost: r.ClientHostKafka}, r.Body)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b.svc.OnTopicsDeleted(ctx, deleted)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/coordinator/api"
 	"github.com/muster-io/muster/internal/data/dataapi"
 	"github.com/muster-io/muster/internal/security"
 	"github.com/muster-io/muster/internal/security/adminapi"
@@ -33,8 +34,8 @@ func (b *Broker) dataReq(r *server.Request) dataapi.Req {
 }
 
 // registerHandlers binds every supported API key to its implementation: data-plane keys to
-// their authorizing adapters over the Plane, the ACL and SCRAM APIs to adminapi, group keys to
-// the coordinator Service (whose registry lists what it serves).
+// their authorizing adapters over the Plane (dataapi), the ACL and SCRAM APIs to adminapi, group
+// keys to the coordinator adapters (api.Service.Handlers lists what they serve).
 func (b *Broker) registerHandlers() {
 	a := dataapi.Adapters{P: b.plane}
 	adm := &adminapi.Handlers{Scram: b.creds}
@@ -96,26 +97,32 @@ func (b *Broker) registerHandlers() {
 		51: func(_ context.Context, r *server.Request) kmsg.Response {
 			return adm.AlterUserSCRAMCredentials(b.check(r), r.Body.(*kmsg.AlterUserSCRAMCredentialsRequest))
 		},
+		33: func(ctx context.Context, r *server.Request) kmsg.Response {
+			return a.AlterConfigs(ctx, b.dataReq(r), r.Body.(*kmsg.AlterConfigsRequest))
+		},
+		44: func(ctx context.Context, r *server.Request) kmsg.Response {
+			return a.IncrementalAlterConfigs(ctx, b.dataReq(r), r.Body.(*kmsg.IncrementalAlterConfigsRequest))
+		},
 	}
-	ch := b.coordHandler()
-	for _, api := range wire.Supported {
-		if hd, ok := h[api.Key]; ok {
-			b.srv.Handle(api.Key, hd)
-			continue
-		}
-		if coordinator.Handles(api.Key) {
-			b.srv.Handle(api.Key, ch)
+	coord := map[int16]server.Handler{}
+	for _, ch := range b.svc.Handlers() {
+		coord[ch.Key] = b.coordHandler(ch)
+	}
+	for _, w := range wire.Supported {
+		if hd, ok := h[w.Key]; ok {
+			b.srv.Handle(w.Key, hd)
+		} else if hd, ok := coord[w.Key]; ok {
+			b.srv.Handle(w.Key, hd)
 		}
 	}
 }
 
-// coordHandler routes a request to the coordinator Service with the request's version and
-// client. FindCoordinator answers name this broker by the endpoint of the listener the request
-// came in on.
-func (b *Broker) coordHandler() server.Handler {
-	svc := b.svc
+// coordHandler adapts a group coordinator API to a server handler, passing the request's
+// version and client. FindCoordinator answers name this broker by the endpoint of the listener
+// the request came in on.
+func (b *Broker) coordHandler(h api.Handler) server.Handler {
 	return func(ctx context.Context, r *server.Request) kmsg.Response {
-		resp := svc.Handle(ctx, coordinator.Meta{APIVersion: r.Header.APIVersion, ClientID: r.Header.ClientID, ClientHost: r.ClientHostKafka}, r.Body)
+		resp := h.Serve(ctx, coordinator.Meta{APIVersion: r.Header.APIVersion, ClientID: r.Header.ClientID, ClientHost: r.ClientHostKafka}, r.Body)
 		if fc, ok := resp.(*kmsg.FindCoordinatorResponse); ok && r.Listener != nil && r.Listener.AdvertisedHost != "" {
 			rewriteCoordinatorEndpoint(fc, b.plane, r.Listener)
 		}

@@ -9,7 +9,6 @@ import (
 	"net/http/pprof"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/coordinator/engine"
 )
 
 // runtimeMetrics are the coordinator runtime's own metrics (Kafka's
@@ -60,8 +60,8 @@ func newRuntimeMetrics() *runtimeMetrics {
 	}
 }
 
-func (m *runtimeMetrics) hooks() coordinator.RuntimeHooks {
-	return coordinator.RuntimeHooks{
+func (m *runtimeMetrics) hooks() engine.Hooks {
+	return engine.Hooks{
 		OnCommit: func(shard int32, n int, d time.Duration, err error) {
 			res := "ok"
 			if err != nil {
@@ -128,7 +128,6 @@ func (g groupCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (g groupCollector) Collect(ch chan<- prometheus.Metric) {
-	rt := g.b.rt
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	var sum coordinator.ShardMetrics
@@ -139,48 +138,21 @@ func (g groupCollector) Collect(ch chan<- prometheus.Metric) {
 		coordinator.TypeConsumer: {"Empty": 0, "Assigning": 0, "Reconciling": 0, "Stable": 0, "Dead": 0},
 		coordinator.TypeStreams:  {"Empty": 0, "NotReady": 0, "Assigning": 0, "Reconciling": 0, "Stable": 0, "Dead": 0},
 	}
-	type snap struct {
-		m       coordinator.ShardMetrics
-		offsets int
-		groups  map[coordinator.GroupType]map[string]int
-	}
-	// Read every shard in parallel (one read-only op per shard; a loading or failed shard is
-	// skipped for this scrape).
-	snaps := make([]*snap, rt.Shards())
-	var wg sync.WaitGroup
-	for i := int32(0); i < rt.Shards(); i++ {
-		wg.Add(1)
-		go func(i int32) {
-			defer wg.Done()
-			r, err := rt.DoShard(ctx, i, coordinator.Meta{}, func(st *coordinator.State, c *coordinator.Call) {
-				s := snap{m: *st.Metrics, offsets: st.Offsets.Count(), groups: map[coordinator.GroupType]map[string]int{}}
-				for _, gr := range st.Groups {
-					if s.groups[gr.Type()] == nil {
-						s.groups[gr.Type()] = map[string]int{}
-					}
-					s.groups[gr.Type()][gr.StateName()]++
-				}
-				st.Reply(c, s)
-			})
-			if err == nil {
-				s := r.(snap)
-				snaps[i] = &s
-			}
-		}(i)
-	}
-	wg.Wait()
-	for _, s := range snaps {
-		if s == nil {
+	// One read-only operation per shard, in parallel; a loading or failed shard is skipped for
+	// this scrape.
+	snaps, ok := g.b.svc.Stats(ctx)
+	for i, s := range snaps {
+		if !ok[i] {
 			continue
 		}
-		sum.OffsetCommits += s.m.OffsetCommits
-		sum.OffsetExpirations += s.m.OffsetExpirations
-		sum.OffsetDeletions += s.m.OffsetDeletions
-		sum.CompletedRebalances += s.m.CompletedRebalances
-		sum.ConsumerRebalances += s.m.ConsumerRebalances
-		sum.StreamsRebalances += s.m.StreamsRebalances
-		offsets += s.offsets
-		for t, states := range s.groups {
+		sum.OffsetCommits += s.Metrics.OffsetCommits
+		sum.OffsetExpirations += s.Metrics.OffsetExpirations
+		sum.OffsetDeletions += s.Metrics.OffsetDeletions
+		sum.CompletedRebalances += s.Metrics.CompletedRebalances
+		sum.ConsumerRebalances += s.Metrics.ConsumerRebalances
+		sum.StreamsRebalances += s.Metrics.StreamsRebalances
+		offsets += s.Offsets
+		for t, states := range s.Groups {
 			for st, n := range states {
 				byProto[string(t)] += n
 				if byState[t] == nil {
@@ -207,11 +179,11 @@ func (g groupCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(n), st)
 		}
 	}
-	for i, d := range rt.QueueDepth() {
+	for i, d := range g.b.rt.QueueDepth() {
 		ch <- prometheus.MustNewConstMetric(descQueue, prometheus.GaugeValue, float64(d), strconv.Itoa(i))
 	}
 	status := map[string]int{"loading": 0, "active": 0, "failed": 0}
-	for _, s := range rt.ShardStatus() {
+	for _, s := range g.b.rt.ShardStatus() {
 		status[s]++
 	}
 	for s, n := range status {

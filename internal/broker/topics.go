@@ -1,34 +1,28 @@
 package broker
 
 import (
+	"github.com/muster-io/muster/internal/coordinator"
 	"github.com/muster-io/muster/internal/data"
+	"github.com/muster-io/muster/internal/metadata"
 )
 
-// topicSource adapts the data plane to the coordinator's TopicSource.
-type topicSource struct{ p *data.Plane }
+// topics is the data plane as the coordinator's adapters see it.
+type topics struct{ p *data.Plane }
 
-func (t topicSource) TopicID(name string) ([16]byte, int32, bool) {
-	ti, ok := t.p.Topic(name)
-	return ti.ID, ti.Partitions, ok
-}
+func (t topics) MetadataImage() *metadata.Image { return t.p.MetadataImage() }
 
-func (t topicSource) TopicName(id [16]byte) (string, bool) {
-	ti, ok := t.p.TopicByID(id)
-	return ti.Name, ok
-}
-
-func (t topicSource) TopicNames() []string {
-	ts := t.p.Topics()
-	out := make([]string, len(ts))
-	for i, ti := range ts {
-		out[i] = ti.Name
-	}
-	return out
-}
-
-func (t topicSource) Rack() string { return t.p.Rack() }
-
-func (t topicSource) CreateTopic(name string, partitions int32, configs map[string]string) error {
+func (t topics) CreateTopic(name string, partitions int32, configs map[string]string) error {
 	_, err := t.p.CreateTopic(name, partitions, configs)
 	return err
+}
+
+// refreshImage hands a shard the data plane's newest metadata image before each operation
+// (the engine's Refresh): the same pointer until topics change, so most calls compare one
+// pointer.
+func refreshImage(p *data.Plane) func(st *coordinator.State) {
+	return func(st *coordinator.State) {
+		if im := p.MetadataImage(); im != st.Image {
+			st.SetImage(im)
+		}
+	}
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/muster-io/muster/internal/config"
-	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/coordinator/api"
 	"github.com/muster-io/muster/internal/streams/topodesc"
 )
 
@@ -12,7 +12,7 @@ import (
 // group.streams.topology.description.plugin.class (memory, disk under dataDir, or http) and the
 // coordinator's solicitation state around it. It returns nil, nil when no plugin is configured
 // (the feature is off).
-func newTopologyDescriptions(v *config.Values, dataDir string, b *Broker) (*coordinator.TopologyDescriptions, error) {
+func newTopologyDescriptions(v *config.Values, dataDir string, b *Broker) (*api.TopologyDescriptions, error) {
 	props := map[string]string{}
 	for _, k := range []string{topodesc.ConfigPluginClass, topodesc.ConfigMaxBytes, topodesc.ConfigHTTPURL} {
 		props[k] = v.String(k)
@@ -28,7 +28,7 @@ func newTopologyDescriptions(v *config.Values, dataDir string, b *Broker) (*coor
 	if plugin == nil {
 		return nil, nil
 	}
-	td := coordinator.NewTopologyDescriptions(plugin,
+	td := api.NewTopologyDescriptions(plugin,
 		v.Ms("group.streams.topology.description.backoff.initial.ms"),
 		v.Ms("group.streams.topology.description.backoff.max.ms"),
 		v.Ms("group.streams.topology.description.inflight.timeout.ms"),
@@ -53,4 +53,4 @@ func (b *Broker) closeTopologyDescriptionPlugin() {
 }
 
 // TopologyDescriptions exposes the KIP-1331 state (nil without a plugin; tests).
-func (b *Broker) TopologyDescriptions() *coordinator.TopologyDescriptions { return b.td }
+func (b *Broker) TopologyDescriptions() *api.TopologyDescriptions { return b.td }

@@ -28,6 +28,7 @@ const (
 	Bool
 	String
 	List
+	Double
 )
 
 // Def describes one config key: its name, kind, default and bounds.
@@ -39,12 +40,20 @@ type Def struct {
 	Max     *int64 // inclusive, numeric kinds only
 	OneOf   []string
 	Doc     string
+	// FMin and FMax bound a Double key (inclusive).
+	FMin, FMax *float64
+	// Check is an extra Kafka validator (a Kafka ConfigDef validator such as a compression level
+	// range): it returns the detail of Kafka's ConfigException, "" when v is valid.
+	Check func(v string) string
 }
 
 func i64(v int64) *int64 { return &v }
 
-// Defs is every key muster accepts, with Kafka's defaults unless noted.
-var Defs = []Def{
+// Defs is every key muster accepts, with Kafka's defaults unless noted: the broker and group keys
+// below, then the log keys (logDefs).
+var Defs = append(brokerDefs, logDefs...)
+
+var brokerDefs = []Def{
 	{Name: "node.id", Kind: Int, Default: "0", Min: i64(0), Doc: "broker id (Kafka)"},
 	{Name: "broker.id", Kind: Int, Default: "-1", Min: i64(-1), Doc: "legacy alias of node.id; ignored when -1"},
 	{Name: "advertised.listeners", Kind: String, Default: "", Doc: "NAME://host:port per listener that clients should use; default: the bound address"},
@@ -96,6 +105,22 @@ var Defs = []Def{
 	{Name: "group.streams.num.standby.replicas", Kind: Int, Default: "0", Min: i64(0), Max: i64(2)},
 	{Name: "group.streams.num.warmup.replicas", Kind: Int, Default: "2", Min: i64(0), Max: i64(100)},
 	{Name: "group.streams.initial.rebalance.delay.ms", Kind: Int, Default: "3000", Min: i64(0)},
+	{Name: "group.streams.max.standby.replicas", Kind: Int, Default: "2", Min: i64(0), Doc: "upper bound of the streams.num.standby.replicas group config"},
+	{Name: "group.share.session.timeout.ms", Kind: Int, Default: "45000", Min: i64(1), Doc: "default share.session.timeout.ms of groups (share groups are not served yet; the key bounds group configs)"},
+	{Name: "group.share.min.session.timeout.ms", Kind: Int, Default: "45000", Min: i64(1)},
+	{Name: "group.share.max.session.timeout.ms", Kind: Int, Default: "60000", Min: i64(1)},
+	{Name: "group.share.heartbeat.interval.ms", Kind: Int, Default: "5000", Min: i64(1)},
+	{Name: "group.share.min.heartbeat.interval.ms", Kind: Int, Default: "5000", Min: i64(1)},
+	{Name: "group.share.max.heartbeat.interval.ms", Kind: Int, Default: "15000", Min: i64(1)},
+	{Name: "group.share.record.lock.duration.ms", Kind: Int, Default: "30000", Min: i64(1000)},
+	{Name: "group.share.min.record.lock.duration.ms", Kind: Int, Default: "15000", Min: i64(1000)},
+	{Name: "group.share.max.record.lock.duration.ms", Kind: Int, Default: "60000", Min: i64(1000)},
+	{Name: "group.share.delivery.count.limit", Kind: Int, Default: "5", Min: i64(2), Max: i64(10)},
+	{Name: "group.share.min.delivery.count.limit", Kind: Int, Default: "2", Min: i64(2), Max: i64(10)},
+	{Name: "group.share.max.delivery.count.limit", Kind: Int, Default: "10", Min: i64(2), Max: i64(10)},
+	{Name: "group.share.partition.max.record.locks", Kind: Int, Default: "2000", Min: i64(100), Max: i64(10000)},
+	{Name: "group.share.min.partition.max.record.locks", Kind: Int, Default: "100", Min: i64(100), Max: i64(10000)},
+	{Name: "group.share.max.partition.max.record.locks", Kind: Int, Default: "10000", Min: i64(100), Max: i64(10000)},
 	{Name: "group.streams.topology.description.plugin.class", Kind: String, Default: "", Doc: "KIP-1331 plugin: '' (off), memory, disk or http"},
 	{Name: "group.streams.topology.description.plugin.max.bytes", Kind: Int, Default: "1048576", Min: i64(1)},
 	{Name: "group.streams.topology.description.plugin.http.url", Kind: String, Default: ""},
@@ -208,6 +233,9 @@ func Defaults(overrides ...string) *Values {
 
 func (v *Values) crossChecks() []string {
 	var p []string
+	if lo, hi := v.Int("log.cleaner.min.compaction.lag.ms"), v.Int("log.cleaner.max.compaction.lag.ms"); lo > hi {
+		p = append(p, fmt.Sprintf("log.cleaner.min.compaction.lag.ms=%d must not exceed log.cleaner.max.compaction.lag.ms=%d", lo, hi))
+	}
 	if v.Int("group.min.session.timeout.ms") > v.Int("group.max.session.timeout.ms") {
 		p = append(p, "group.min.session.timeout.ms must not exceed group.max.session.timeout.ms")
 	}
@@ -256,6 +284,11 @@ func (d *Def) check(s string) error {
 		if d.Max != nil && n > *d.Max {
 			return fmt.Errorf("must be at most %d", *d.Max)
 		}
+		if d.Check != nil {
+			if msg := d.Check(s); msg != "" {
+				return errors.New(msg)
+			}
+		}
 	case Bool:
 		if _, err := strconv.ParseBool(s); err != nil {
 			return errors.New("not a boolean (true/false)")
@@ -263,6 +296,17 @@ func (d *Def) check(s string) error {
 	case String:
 		if len(d.OneOf) > 0 && !contains(d.OneOf, s) {
 			return fmt.Errorf("must be one of %s", strings.Join(d.OneOf, ", "))
+		}
+	case Double:
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			return errors.New("not a number")
+		}
+		if d.FMin != nil && f < *d.FMin {
+			return fmt.Errorf("must be at least %v", *d.FMin)
+		}
+		if d.FMax != nil && f > *d.FMax {
+			return fmt.Errorf("must be at most %v", *d.FMax)
 		}
 	case List:
 		for _, e := range splitList(s) {
@@ -321,6 +365,12 @@ func (v *Values) Bool(name string) bool { b, _ := strconv.ParseBool(v.get(name))
 
 // String returns a String key's value.
 func (v *Values) String(name string) string { return v.get(name) }
+
+// Float returns a Double key's value.
+func (v *Values) Float(name string) float64 {
+	f, _ := strconv.ParseFloat(strings.TrimSpace(v.get(name)), 64)
+	return f
+}
 
 // List returns a List key's elements.
 func (v *Values) List(name string) []string { return splitList(v.get(name)) }

@@ -74,10 +74,10 @@ type classicMember struct {
 	protocolType     string
 	protocols        []classicProtocol
 	assignment       []byte
-	joinCall         *Call
+	joinCall         *JoinCall
 	joinVersion      int16
 	joinReason       string
-	syncCall         *Call
+	syncCall         *SyncCall
 	syncVersion      int16
 	isNew            bool
 	// In memory only: the session timer key, cached for member id hbKeyFor.
@@ -158,8 +158,8 @@ func (m *classicMember) metadataFor(protocol string) []byte {
 	return nil
 }
 
-// IsSubscribedToTopic implements Group (reference §1.9): Empty → false; unknown subscriptions →
-// "uses consumer protocol".
+// IsSubscribedToTopic implements Group (Kafka's ClassicGroup.isSubscribedToTopic): Empty → false;
+// unknown subscriptions → "uses consumer protocol".
 func (g *ClassicGroup) IsSubscribedToTopic(topic string) bool {
 	if g.state == ClassicEmpty || g.state == ClassicDead {
 		return false
@@ -248,7 +248,7 @@ func (g *ClassicGroup) WriteTombstones(st *State) {
 	st.Write(Record{Key: classicKey(g.id)})
 }
 
-// OffsetExpiryBase implements Group (reference §5).
+// OffsetExpiryBase implements Group (Kafka's ClassicGroup.offsetExpirationCondition).
 func (g *ClassicGroup) OffsetExpiryBase(commit time.Time) (time.Time, bool) {
 	switch {
 	case g.protocolType == "":
@@ -363,8 +363,6 @@ func (g *ClassicGroup) writeMetadata(st *State) {
 	st.Write(Record{Key: classicKey(g.id), Value: v.AppendTo(nil)})
 }
 
-func init() { RegisterReplay(RecGroupMetadata, replayGroupMetadata) }
-
 // replayGroupMetadata rebuilds a classic group from its record: Empty without members, else
 // Stable. For a live group (the record was just written by this shard) the in-memory state is
 // kept and only the durable fields are refreshed.
@@ -376,7 +374,7 @@ func replayGroupMetadata(st *State, key, value []byte) error {
 	if value == nil {
 		if g, ok := st.Groups[k.Group].(*ClassicGroup); ok {
 			g.state = ClassicDead
-			delete(st.Groups, k.Group)
+			st.removeGroup(k.Group)
 		}
 		return nil
 	}
@@ -460,19 +458,18 @@ func (st *State) classicGroups() []*ClassicGroup {
 	return out
 }
 
-func init() {
-	// On load (Kafka's onLoaded): every member's session timer is re-armed, and a group over
-	// group.max.size (the config was lowered) rebalances so that its members can commit first.
-	RegisterOnLoad(func(st *State) {
-		for _, g := range st.classicGroups() {
-			for _, id := range g.memberIDs() {
-				g.scheduleSession(st, g.members[id])
-			}
-			if st.Cfg.GroupMaxSize > 0 && len(g.members) > st.Cfg.GroupMaxSize {
-				g.prepareRebalance(st, "freshly loaded group is over group.max.size")
-			}
+// onLoadedClassic is the classic part of Kafka's onLoaded: every member's session timer is
+// re-armed, and a group over group.max.size (the config was lowered) rebalances so that its
+// members can commit first.
+func onLoadedClassic(st *State) {
+	for _, g := range st.classicGroups() {
+		for _, id := range g.memberIDs() {
+			g.scheduleSession(st, g.members[id])
 		}
-	})
+		if st.Cfg.Classic.MaxSize > 0 && len(g.members) > st.Cfg.Classic.MaxSize {
+			g.prepareRebalance(st, "freshly loaded group is over group.max.size")
+		}
+	}
 }
 
 // StaticMemberID returns the member id owning a group.instance.id ("" when none).
@@ -537,7 +534,7 @@ func (g *ClassicGroup) track(m *classicMember, sign int) {
 }
 
 // setJoin sets a member's waiting JoinGroup call (nil: none), keeping awaiting exact.
-func (g *ClassicGroup) setJoin(m *classicMember, c *Call) {
+func (g *ClassicGroup) setJoin(m *classicMember, c *JoinCall) {
 	in := g.members[m.id] == m
 	if in && m.joinCall != nil {
 		g.awaiting--

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/coordinator/coordtest"
 )
 
 // BenchmarkClassicRebalance measures one full classic rebalance on the shard state machine: n
@@ -15,12 +16,12 @@ import (
 func BenchmarkClassicRebalance(b *testing.B) {
 	for _, n := range []int{10, 100, 1000} {
 		b.Run(fmt.Sprintf("members=%d", n), func(b *testing.B) {
-			h := clHarness(func(c *coordinator.Config) { c.GroupMaxSize = n + 1 })
+			h := clHarness(func(c *coordinator.Config) { c.Classic.MaxSize = n + 1 })
 			ids := make([]string, n)
 			for i := range ids { // v3: no MEMBER_ID_REQUIRED round trip
 				c := clJoin(h, 3, "")
 				if i == 0 {
-					ids[0] = c.Response().(*kmsg.JoinGroupResponse).MemberID
+					ids[0] = c.Resp.MemberID
 					continue
 				}
 				_ = c
@@ -28,13 +29,13 @@ func BenchmarkClassicRebalance(b *testing.B) {
 			// Complete the setup rebalance so every member is known.
 			g := h.St.Groups[clGroup].(*coordinator.ClassicGroup)
 			_ = g
-			var calls []*coordinator.Call
+			var calls []*joinRes
 			members := map[string]bool{}
-			join := func(id string) *coordinator.Call { return clJoin(h, 3, id) }
+			join := func(id string) *joinRes { return clJoin(h, 3, id) }
 			calls = append(calls, join(ids[0]))
 			for _, c := range calls {
 				if c.Done() {
-					for _, m := range c.Response().(*kmsg.JoinGroupResponse).Members {
+					for _, m := range c.Resp.Members {
 						members[m.MemberID] = true
 					}
 				}
@@ -87,7 +88,7 @@ func BenchmarkClassicRebalance(b *testing.B) {
 func BenchmarkClassicHeartbeat(b *testing.B) {
 	h := clHarness()
 	first := clJoin(h, 3, "")
-	r := first.Response().(*kmsg.JoinGroupResponse)
+	r := first.Resp
 	clSync(h, 3, r.MemberID, r.Generation, nil, nil)
 	req := kmsg.NewPtrHeartbeatRequest()
 	req.Version, req.Group, req.MemberID, req.Generation = 4, clGroup, r.MemberID, r.Generation
@@ -95,7 +96,7 @@ func BenchmarkClassicHeartbeat(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if c := h.Do(meta, coordinator.Heartbeat(req)); c.Response().(*kmsg.HeartbeatResponse).ErrorCode != 0 {
+		if c := coordtest.DoMeta(h, meta, coordinator.Heartbeat(req)); c.Resp.ErrorCode != 0 {
 			b.Fatal("heartbeat failed")
 		}
 	}

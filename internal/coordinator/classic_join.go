@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"time"
 
@@ -13,20 +12,7 @@ import (
 // CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS).
 const classicNewMemberJoinTimeout = 300 * time.Second
 
-// ClassicHooks let other group types take part in classic joins: a non-empty consumer group
-// handles a classic member itself (KIP-848 interop), an empty consumer or streams group is
-// replaced. Nil hooks mean "the id is taken": INCONSISTENT_GROUP_PROTOCOL.
-var ClassicHooks struct {
-	// JoinForeign handles a JoinGroup whose id names a non-classic group. It returns handled=true
-	// when it replied; otherwise the group was removed and a classic group may be created.
-	JoinForeign func(st *State, c *Call, g Group, req *kmsg.JoinGroupRequest) (handled bool)
-	// SyncForeign, HeartbeatForeign and LeaveForeign do the same for the other classic RPCs.
-	SyncForeign      func(st *State, c *Call, g Group, req *kmsg.SyncGroupRequest) bool
-	HeartbeatForeign func(st *State, c *Call, g Group, req *kmsg.HeartbeatRequest) bool
-	LeaveForeign     func(st *State, c *Call, g Group, req *kmsg.LeaveGroupRequest) bool
-}
-
-func joinError(c *Call, req *kmsg.JoinGroupRequest, err error, memberID string) *kmsg.JoinGroupResponse {
+func joinError(c *JoinCall, req *kmsg.JoinGroupRequest, err error, memberID string) *kmsg.JoinGroupResponse {
 	resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
 	resp.ErrorCode = ErrorCode(err)
 	resp.MemberID = memberID
@@ -37,25 +23,25 @@ func joinError(c *Call, req *kmsg.JoinGroupRequest, err error, memberID string) 
 	return resp
 }
 
-// JoinGroup handles JoinGroup v2–v9 on the shard (Kafka's classicGroupJoin; reference §1.6).
+// JoinGroup handles JoinGroup v2–v9 on the shard (Kafka's GroupMetadataManager.classicGroupJoin).
 // v0–v1 answer UNSUPPORTED_VERSION (KIP-896).
-func JoinGroup(req *kmsg.JoinGroupRequest) func(st *State, c *Call) {
-	return func(st *State, c *Call) {
+func JoinGroup(req *kmsg.JoinGroupRequest) func(st *State, c *JoinCall) {
+	return func(st *State, c *JoinCall) {
 		if req.Version < 2 {
-			st.Reply(c, joinError(c, req, kerr.UnsupportedVersion, req.MemberID))
+			c.Reply(st, joinError(c, req, kerr.UnsupportedVersion, req.MemberID))
 			return
 		}
 		if req.Group == "" {
-			st.Reply(c, joinError(c, req, kerr.InvalidGroupID, req.MemberID))
+			c.Reply(st, joinError(c, req, kerr.InvalidGroupID, req.MemberID))
 			return
 		}
 		session := time.Duration(req.SessionTimeoutMillis) * time.Millisecond
-		if session < st.Cfg.MinSessionTimeout || session > st.Cfg.MaxSessionTimeout {
-			st.Reply(c, joinError(c, req, kerr.InvalidSessionTimeout, req.MemberID))
+		if session < st.Cfg.Classic.MinSessionTimeout || session > st.Cfg.Classic.MaxSessionTimeout {
+			c.Reply(st, joinError(c, req, kerr.InvalidSessionTimeout, req.MemberID))
 			return
 		}
 		if req.ProtocolType == "" || len(req.Protocols) == 0 {
-			st.Reply(c, joinError(c, req, kerr.InconsistentGroupProtocol, req.MemberID))
+			c.Reply(st, joinError(c, req, kerr.InconsistentGroupProtocol, req.MemberID))
 			return
 		}
 		var g *ClassicGroup
@@ -64,17 +50,17 @@ func JoinGroup(req *kmsg.JoinGroupRequest) func(st *State, c *Call) {
 		case *ClassicGroup:
 			g = existing
 		default:
-			if ClassicHooks.JoinForeign != nil && ClassicHooks.JoinForeign(st, c, existing, req) {
+			if joinForeign(st, c, existing, req) {
 				return
 			}
 			if _, still := st.Groups[req.Group]; still {
-				st.Reply(c, joinError(c, req, kerr.InconsistentGroupProtocol, ""))
+				c.Reply(st, joinError(c, req, kerr.InconsistentGroupProtocol, ""))
 				return
 			}
 		}
 		if g == nil {
 			if req.MemberID != "" {
-				st.Reply(c, joinError(c, req, kerr.UnknownMemberID, req.MemberID))
+				c.Reply(st, joinError(c, req, kerr.UnknownMemberID, req.MemberID))
 				return
 			}
 			g = newSimpleClassicGroup(req.Group)
@@ -85,13 +71,13 @@ func JoinGroup(req *kmsg.JoinGroupRequest) func(st *State, c *Call) {
 	}
 }
 
-func (g *ClassicGroup) join(st *State, c *Call, req *kmsg.JoinGroupRequest, session time.Duration) {
+func (g *ClassicGroup) join(st *State, c *JoinCall, req *kmsg.JoinGroupRequest, session time.Duration) {
 	if g.state == ClassicDead {
-		st.Reply(c, joinError(c, req, kerr.CoordinatorNotAvailable, req.MemberID))
+		c.Reply(st, joinError(c, req, kerr.CoordinatorNotAvailable, req.MemberID))
 		return
 	}
 	if !g.supportsProtocols(req) {
-		st.Reply(c, joinError(c, req, kerr.InconsistentGroupProtocol, req.MemberID))
+		c.Reply(st, joinError(c, req, kerr.InconsistentGroupProtocol, req.MemberID))
 		return
 	}
 	if !g.acceptJoiningMember(st, req.MemberID) {
@@ -100,7 +86,7 @@ func (g *ClassicGroup) join(st *State, c *Call, req *kmsg.JoinGroupRequest, sess
 			g.dropMember(st, m, kerr.GroupMaxSizeReached)
 			g.onMemberRemoved(st)
 		}
-		st.Reply(c, joinError(c, req, kerr.GroupMaxSizeReached, ""))
+		c.Reply(st, joinError(c, req, kerr.GroupMaxSizeReached, ""))
 		return
 	}
 	if req.MemberID == "" {
@@ -129,10 +115,10 @@ func (g *ClassicGroup) supportsProtocols(req *kmsg.JoinGroupRequest) bool {
 	return false
 }
 
-// newMemberID is "<prefix>-<uuid>" with a random UUID in 8-4-4-4-12 lowercase hex.
-func newMemberID(clientID string) string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
+// newMemberID is "<prefix>-<uuid>" with a random UUID in 8-4-4-4-12 lowercase hex (Kafka's
+// classic member ids).
+func newMemberID(st *State, clientID string) string {
+	b := st.IDs.NewUUID()
 	out := make([]byte, 0, len(clientID)+37)
 	out = append(out, clientID...)
 	for _, part := range [][]byte{b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]} {
@@ -146,7 +132,7 @@ func newMemberID(clientID string) string {
 // accepts a member already waiting in the join, else up to max members waiting; Stable and
 // CompletingRebalance accept existing members, else up to max members.
 func (g *ClassicGroup) acceptJoiningMember(st *State, memberID string) bool {
-	max := st.Cfg.GroupMaxSize
+	max := st.Cfg.Classic.MaxSize
 	if max <= 0 {
 		return true
 	}
@@ -164,7 +150,7 @@ func (g *ClassicGroup) acceptJoiningMember(st *State, memberID string) bool {
 
 func (g *ClassicGroup) numAwaitingJoin() int { g.ensureCounts(); return g.awaiting }
 
-func (g *ClassicGroup) joinUnknownMember(st *State, c *Call, req *kmsg.JoinGroupRequest, session time.Duration) {
+func (g *ClassicGroup) joinUnknownMember(st *State, c *JoinCall, req *kmsg.JoinGroupRequest, session time.Duration) {
 	// Kafka's generateMemberId: "<group.instance.id>-<uuid>" for a static member (clients such
 	// as franz-go recognise a restarted static leader by this prefix), else "<client.id>-<uuid>".
 	prefix := ""
@@ -174,7 +160,7 @@ func (g *ClassicGroup) joinUnknownMember(st *State, c *Call, req *kmsg.JoinGroup
 	if req.InstanceID != nil {
 		prefix = *req.InstanceID
 	}
-	id := newMemberID(prefix)
+	id := newMemberID(st, prefix)
 	if req.InstanceID != nil {
 		if old, ok := g.static[*req.InstanceID]; ok {
 			g.replaceStaticMember(st, c, req, session, old, id)
@@ -192,13 +178,13 @@ func (g *ClassicGroup) joinUnknownMember(st *State, c *Call, req *kmsg.JoinGroup
 				g.maybeCompleteJoin(st)
 			}
 		})
-		st.Reply(c, joinError(c, req, kerr.MemberIDRequired, id))
+		c.Reply(st, joinError(c, req, kerr.MemberIDRequired, id))
 		return
 	}
 	g.addMemberAndRebalance(st, c, req, session, id)
 }
 
-func (g *ClassicGroup) joinKnownMember(st *State, c *Call, req *kmsg.JoinGroupRequest, session time.Duration) {
+func (g *ClassicGroup) joinKnownMember(st *State, c *JoinCall, req *kmsg.JoinGroupRequest, session time.Duration) {
 	id := req.MemberID
 	if g.pending[id] {
 		delete(g.pending, id)
@@ -207,7 +193,7 @@ func (g *ClassicGroup) joinKnownMember(st *State, c *Call, req *kmsg.JoinGroupRe
 		return
 	}
 	if err := g.checkMember(id, req.InstanceID); err != nil {
-		st.Reply(c, joinError(c, req, err, id))
+		c.Reply(st, joinError(c, req, err, id))
 		return
 	}
 	m := g.members[id]
@@ -218,7 +204,7 @@ func (g *ClassicGroup) joinKnownMember(st *State, c *Call, req *kmsg.JoinGroupRe
 	case ClassicCompletingRebalance:
 		if sameProtocols(m, req) {
 			// The member lost the join response: send the current generation again.
-			st.Reply(c, g.joinResponse(c, req, m))
+			c.Reply(st, g.joinResponse(c, req, m))
 			return
 		}
 		g.updateMember(st, m, c, req, session)
@@ -230,9 +216,9 @@ func (g *ClassicGroup) joinKnownMember(st *State, c *Call, req *kmsg.JoinGroupRe
 			return
 		}
 		g.scheduleSession(st, m)
-		st.Reply(c, g.joinResponse(c, req, m))
+		c.Reply(st, g.joinResponse(c, req, m))
 	default:
-		st.Reply(c, joinError(c, req, kerr.UnknownMemberID, id))
+		c.Reply(st, joinError(c, req, kerr.UnknownMemberID, id))
 	}
 }
 
@@ -248,10 +234,10 @@ func sameProtocols(m *classicMember, req *kmsg.JoinGroupRequest) bool {
 	return true
 }
 
-func (g *ClassicGroup) updateMember(st *State, m *classicMember, c *Call, req *kmsg.JoinGroupRequest, session time.Duration) {
+func (g *ClassicGroup) updateMember(st *State, m *classicMember, c *JoinCall, req *kmsg.JoinGroupRequest, session time.Duration) {
 	if m.joinCall != nil && m.joinCall != c {
 		// An older pending join of the same member is superseded.
-		st.Reply(m.joinCall, joinError(m.joinCall, &kmsg.JoinGroupRequest{Version: m.joinVersion}, kerr.UnknownMemberID, m.id))
+		m.joinCall.Reply(st, joinError(m.joinCall, &kmsg.JoinGroupRequest{Version: m.joinVersion}, kerr.UnknownMemberID, m.id))
 	}
 	in := g.members[m.id] == m
 	if in {
@@ -277,7 +263,7 @@ func (g *ClassicGroup) updateMember(st *State, m *classicMember, c *Call, req *k
 	}
 }
 
-func (g *ClassicGroup) addMemberAndRebalance(st *State, c *Call, req *kmsg.JoinGroupRequest, session time.Duration, id string) {
+func (g *ClassicGroup) addMemberAndRebalance(st *State, c *JoinCall, req *kmsg.JoinGroupRequest, session time.Duration, id string) {
 	m := &classicMember{id: id, instanceID: req.InstanceID, isNew: true}
 	if c != nil {
 		if c.ClientID != nil {
@@ -317,15 +303,15 @@ func (g *ClassicGroup) addMemberAndRebalance(st *State, c *Call, req *kmsg.JoinG
 // member list with SkipAssignment; an older leader is told the previous leader id, so it acts as
 // a follower). CompletingRebalance: a rebalance is forced (the leader may be assigning the old
 // id). PreparingRebalance: the join may complete.
-func (g *ClassicGroup) replaceStaticMember(st *State, c *Call, req *kmsg.JoinGroupRequest, session time.Duration, oldID, newID string) {
+func (g *ClassicGroup) replaceStaticMember(st *State, c *JoinCall, req *kmsg.JoinGroupRequest, session time.Duration, oldID, newID string) {
 	old := g.members[oldID]
 	g.track(old, -1) // the member moves to its new id below
 	if old.joinCall != nil {
-		st.Reply(old.joinCall, joinError(old.joinCall, &kmsg.JoinGroupRequest{Version: old.joinVersion}, kerr.FencedInstanceID, oldID))
+		old.joinCall.Reply(st, joinError(old.joinCall, &kmsg.JoinGroupRequest{Version: old.joinVersion}, kerr.FencedInstanceID, oldID))
 		old.joinCall = nil
 	}
 	if old.syncCall != nil {
-		st.Reply(old.syncCall, syncError(old.syncCall, kerr.FencedInstanceID))
+		old.syncCall.Reply(st, syncError(old.syncCall, kerr.FencedInstanceID))
 		old.syncCall = nil
 	}
 	st.Timers.Cancel(heartbeatKey(g.id, oldID))
@@ -369,7 +355,7 @@ func (g *ClassicGroup) replaceStaticMember(st *State, c *Call, req *kmsg.JoinGro
 				resp.LeaderID = oldLeader
 			}
 		}
-		st.Reply(c, resp)
+		c.Reply(st, resp)
 	case ClassicCompletingRebalance:
 		g.prepareRebalance(st, "static member "+*req.InstanceID+" rejoined during CompletingRebalance")
 	default:
@@ -382,10 +368,11 @@ func (g *ClassicGroup) replaceStaticMember(st *State, c *Call, req *kmsg.JoinGro
 // rebalance timeout), else the longest member rebalance timeout.
 func (g *ClassicGroup) prepareRebalance(st *State, reason string) {
 	if g.state == ClassicCompletingRebalance {
-		for _, m := range g.members {
+		for _, id := range g.memberIDs() { // replies in member-id order, not map order
+			m := g.members[id]
 			m.assignment = nil
 			if m.syncCall != nil {
-				st.Reply(m.syncCall, syncError(m.syncCall, kerr.RebalanceInProgress))
+				m.syncCall.Reply(st, syncError(m.syncCall, kerr.RebalanceInProgress))
 				m.syncCall = nil
 			}
 		}
@@ -396,8 +383,8 @@ func (g *ClassicGroup) prepareRebalance(st *State, reason string) {
 	g.transition(st, ClassicPreparingRebalance)
 	st.Log.Debug("classic group preparing rebalance", "group", g.id, "reason", reason)
 	timeout := g.maxRebalanceTimeout()
-	if wasEmpty && st.Cfg.InitialRebalanceDelay > 0 {
-		delay := st.Cfg.InitialRebalanceDelay
+	if wasEmpty && st.Cfg.Classic.InitialRebalanceDelay > 0 {
+		delay := st.Cfg.Classic.InitialRebalanceDelay
 		if delay > timeout {
 			delay = timeout
 		}
@@ -415,7 +402,7 @@ func (g *ClassicGroup) armInitialDelay(st *State, delay time.Duration) {
 	st.Timers.Schedule(joinKey(g.id), st.Now.Add(delay), func(st *State) {
 		if g.newMemberAdded && g.initialDelayRemaining > 0 {
 			g.newMemberAdded = false
-			next := st.Cfg.InitialRebalanceDelay
+			next := st.Cfg.Classic.InitialRebalanceDelay
 			if next > g.initialDelayRemaining {
 				next = g.initialDelayRemaining
 			}
@@ -500,7 +487,7 @@ func (g *ClassicGroup) completeJoin(st *State) {
 		}
 		m.isNew = false
 		if m.joinCall != nil {
-			st.Reply(m.joinCall, g.joinResponse(m.joinCall, nil, m))
+			m.joinCall.Reply(st, g.joinResponse(m.joinCall, nil, m))
 			g.setJoin(m, nil)
 		}
 		g.scheduleSession(st, m)
@@ -563,7 +550,7 @@ func (g *ClassicGroup) joinMembers() []kmsg.JoinGroupResponseMember {
 	return out
 }
 
-func (g *ClassicGroup) joinResponse(c *Call, req *kmsg.JoinGroupRequest, m *classicMember) *kmsg.JoinGroupResponse {
+func (g *ClassicGroup) joinResponse(c *JoinCall, req *kmsg.JoinGroupRequest, m *classicMember) *kmsg.JoinGroupResponse {
 	resp := kmsg.NewPtrJoinGroupResponse()
 	if c != nil {
 		resp.Version = c.APIVersion
@@ -606,11 +593,11 @@ func (g *ClassicGroup) removeMember(st *State, id string) {
 // dropMember answers a member's waiting join and sync with err and removes it.
 func (g *ClassicGroup) dropMember(st *State, m *classicMember, err error) {
 	if m.joinCall != nil {
-		st.Reply(m.joinCall, joinError(m.joinCall, &kmsg.JoinGroupRequest{Version: m.joinVersion}, err, ""))
+		m.joinCall.Reply(st, joinError(m.joinCall, &kmsg.JoinGroupRequest{Version: m.joinVersion}, err, ""))
 		g.setJoin(m, nil)
 	}
 	if m.syncCall != nil {
-		st.Reply(m.syncCall, syncError(m.syncCall, err))
+		m.syncCall.Reply(st, syncError(m.syncCall, err))
 		m.syncCall = nil
 	}
 	g.removeMember(st, m.id)

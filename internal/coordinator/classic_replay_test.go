@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/coordinator/coordtest"
 )
 
 // clClient is one simulated classic consumer: what it knows from its last answers.
@@ -19,8 +20,8 @@ type clClient struct {
 	instance *string
 	member   string
 	gen      int32
-	join     *coordinator.Call
-	sync     *coordinator.Call
+	join     *joinRes
+	sync     *syncRes
 }
 
 // TestClassicReplayEquivalence is the replay-equivalence property for classic groups: after every
@@ -40,9 +41,9 @@ func TestClassicReplayEquivalence(t *testing.T) {
 func clReplaySequence(t *testing.T, seed int64, steps int) {
 	rnd := rand.New(rand.NewSource(seed))
 	h := clHarness(func(c *coordinator.Config) {
-		c.InitialRebalanceDelay = time.Duration(rnd.Intn(2)) * 3 * time.Second
-		c.GroupMaxSize = 3 + rnd.Intn(3)
-		c.OffsetsRetention = 90 * time.Second
+		c.Classic.InitialRebalanceDelay = time.Duration(rnd.Intn(2)) * 3 * time.Second
+		c.Classic.MaxSize = 3 + rnd.Intn(3)
+		c.Offsets.Retention = 90 * time.Second
 	})
 	groups := []string{"g", "h"}
 	var clients []*clClient
@@ -78,7 +79,7 @@ func clReplaySequence(t *testing.T, seed int64, steps int) {
 				p.Name, p.Metadata = n, []byte(fmt.Sprintf("%s-%d", n, rnd.Intn(2)))
 				req.Protocols = append(req.Protocols, p)
 			}
-			c.join = h.Do(clMeta(v, "c"), coordinator.JoinGroup(req))
+			c.join = coordtest.DoMeta(h, clMeta(v, "c"), coordinator.JoinGroup(req))
 			waiting = append(waiting, clWaiting{c.join, "join"})
 			what = fmt.Sprintf("join v%d member=%q", v, c.member)
 		case op < 50:
@@ -93,13 +94,13 @@ func clReplaySequence(t *testing.T, seed int64, steps int) {
 					}
 				}
 			}
-			c.sync = h.Do(clMeta(3, "c"), coordinator.SyncGroup(req))
+			c.sync = coordtest.DoMeta(h, clMeta(3, "c"), coordinator.SyncGroup(req))
 			waiting = append(waiting, clWaiting{c.sync, "sync"})
 			what = fmt.Sprintf("sync member=%q gen=%d", c.member, c.gen)
 		case op < 60:
 			req := kmsg.NewPtrHeartbeatRequest()
 			req.Version, req.Group, req.MemberID, req.Generation, req.InstanceID = 4, "g", c.member, c.gen, c.instance
-			h.Do(clMeta(4, "c"), coordinator.Heartbeat(req))
+			coordtest.DoMeta(h, clMeta(4, "c"), coordinator.Heartbeat(req))
 			what = "heartbeat " + c.member
 		case op < 67:
 			v := int16(rnd.Intn(6))
@@ -113,7 +114,7 @@ func clReplaySequence(t *testing.T, seed int64, steps int) {
 				}
 				req.Members = append(req.Members, m)
 			}
-			h.Do(clMeta(v, "c"), coordinator.LeaveGroup(req))
+			coordtest.DoMeta(h, clMeta(v, "c"), coordinator.LeaveGroup(req))
 			c.member, c.gen = "", -1
 			what = "leave"
 		case op < 82:
@@ -138,7 +139,7 @@ func clReplaySequence(t *testing.T, seed int64, steps int) {
 				rt.Partitions = append(rt.Partitions, rp)
 			}
 			req.Topics = append(req.Topics, rt)
-			h.Do(clMeta(v, "c"), coordinator.OffsetCommit(req))
+			coordtest.DoMeta(h, clMeta(v, "c"), coordinator.OffsetCommit(req))
 			what = fmt.Sprintf("commit v%d %s gen=%d", v, group, req.Generation)
 		case op < 87 && op >= 85:
 			// A crash and reload: the run continues on the replayed state.
@@ -152,9 +153,9 @@ func clReplaySequence(t *testing.T, seed int64, steps int) {
 			what = "restart"
 		case op < 85:
 			// An offset-retention sweep: expires offsets and deletes emptied groups.
-			h.Do(coordinator.Meta{}, func(st *coordinator.State, call *coordinator.Call) {
+			coordtest.DoMeta(h, coordinator.Meta{}, func(st *coordinator.State, call *coordinator.Call[coordinator.Ack]) {
 				coordinator.ExpireOffsets(st)
-				st.Reply(call, nil)
+				call.Reply(st, coordinator.Ack{})
 			})
 			what = "expire offsets"
 		default:
@@ -172,7 +173,7 @@ func clReplaySequence(t *testing.T, seed int64, steps int) {
 		if err != nil {
 			t.Fatalf("seed %d step %d: reload: %v\ntrace: %v", seed, step, err, trace)
 		}
-		live, got := coordinator.DurableView(h.St), coordinator.DurableView(re)
+		live, got := coordtest.DurableView(h.St), coordtest.DurableView(re)
 		if !reflect.DeepEqual(live, got) {
 			t.Fatalf("seed %d step %d (%s): durable views differ\n%s\ntrace:\n%v", seed, step, what, clDiff(live, got), trace)
 		}
@@ -182,7 +183,7 @@ func clReplaySequence(t *testing.T, seed int64, steps int) {
 // clObserve updates a client from its answered calls, as a real consumer would.
 func clObserve(c *clClient) {
 	if c.join != nil && c.join.Done() {
-		if r, ok := c.join.Response().(*kmsg.JoinGroupResponse); ok {
+		if r := c.join.Resp; r != nil {
 			switch {
 			case r.ErrorCode == 0:
 				c.member, c.gen = r.MemberID, r.Generation
@@ -195,7 +196,7 @@ func clObserve(c *clClient) {
 		c.join = nil
 	}
 	if c.sync != nil && c.sync.Done() {
-		if r, ok := c.sync.Response().(*kmsg.SyncGroupResponse); ok && r.ErrorCode == kerr.UnknownMemberID.Code {
+		if r := c.sync.Resp; r != nil && r.ErrorCode == kerr.UnknownMemberID.Code {
 			c.member, c.gen = "", -1
 		}
 		c.sync = nil
@@ -225,7 +226,7 @@ func clDiff(a, b map[string]any) string {
 }
 
 type clWaiting struct {
-	call *coordinator.Call
+	call interface{ Done() bool }
 	kind string
 }
 
@@ -233,7 +234,7 @@ type clWaiting struct {
 // and a SyncGroup only in CompletingRebalance (no request is ever left hanging); Empty has no
 // members; CompletingRebalance and Stable have a leader among the members and a protocol every
 // member supports. It returns the calls still waiting.
-func clCheckInvariants(t *testing.T, h *coordinator.Harness, waiting []clWaiting, where string, trace []string) []clWaiting {
+func clCheckInvariants(t *testing.T, h *coordtest.Harness, waiting []clWaiting, where string, trace []string) []clWaiting {
 	t.Helper()
 	g, _ := h.St.Groups["g"].(*coordinator.ClassicGroup)
 	var still []clWaiting

@@ -9,29 +9,33 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/coordinator/coordtest"
 )
 
-// Classic-group scenario tests on the synchronous harness with a manual clock (reference §1.6).
+// Classic-group scenario tests on the synchronous harness with a manual clock (Kafka's
+// GroupMetadataManager.classicGroupJoin, classicGroupSync and the classic heartbeat and leave
+// paths).
 
 const clGroup = "g"
 
-func clHarness(mods ...func(*coordinator.Config)) *coordinator.Harness {
-	cfg := &coordinator.Config{
-		MinSessionTimeout:      6 * time.Second,
-		MaxSessionTimeout:      30 * time.Minute,
-		GroupMaxSize:           1000,
-		OffsetMetadataMaxBytes: 4096,
-		OffsetsRetention:       7 * 24 * time.Hour,
-	}
+func clHarness(mods ...func(*coordinator.Config)) *coordtest.Harness {
+	cfg := coordtest.Config()
+	cfg.Classic = coordinator.ClassicConfig{MinSessionTimeout: 6 * time.Second, MaxSessionTimeout: 30 * time.Minute, MaxSize: 1000}
+	cfg.Offsets = coordinator.OffsetsConfig{MetadataMaxBytes: 4096, Retention: 7 * 24 * time.Hour}
 	for _, m := range mods {
 		m(cfg)
 	}
-	return coordinator.NewHarness(cfg)
+	return coordtest.New(cfg)
 }
 
 func clMeta(v int16, client string) coordinator.Meta {
 	return coordinator.Meta{APIVersion: v, ClientID: &client, ClientHost: "/127.0.0.1"}
 }
+
+type (
+	joinRes = coordtest.Result[*kmsg.JoinGroupResponse]
+	syncRes = coordtest.Result[*kmsg.SyncGroupResponse]
+)
 
 type clJoinOpt func(*kmsg.JoinGroupRequest)
 
@@ -60,7 +64,7 @@ func clRebalance(d time.Duration) clJoinOpt {
 	return func(r *kmsg.JoinGroupRequest) { r.RebalanceTimeoutMillis = int32(d / time.Millisecond) }
 }
 
-func clJoin(h *coordinator.Harness, v int16, member string, opts ...clJoinOpt) *coordinator.Call {
+func clJoin(h *coordtest.Harness, v int16, member string, opts ...clJoinOpt) *joinRes {
 	req := kmsg.NewPtrJoinGroupRequest()
 	req.Version = v
 	req.Group = clGroup
@@ -72,21 +76,21 @@ func clJoin(h *coordinator.Harness, v int16, member string, opts ...clJoinOpt) *
 	for _, o := range opts {
 		o(req)
 	}
-	return h.Do(clMeta(v, "cli"), coordinator.JoinGroup(req))
+	return coordtest.DoMeta(h, clMeta(v, "cli"), coordinator.JoinGroup(req))
 }
 
-func clJoinResp(t *testing.T, c *coordinator.Call) *kmsg.JoinGroupResponse {
+func clJoinResp(t *testing.T, c *joinRes) *kmsg.JoinGroupResponse {
 	t.Helper()
 	if !c.Done() {
 		t.Fatalf("JoinGroup not answered")
 	}
-	if c.Err() != nil {
-		t.Fatalf("JoinGroup call error: %v", c.Err())
+	if c.Err != nil {
+		t.Fatalf("JoinGroup call error: %v", c.Err)
 	}
-	return c.Response().(*kmsg.JoinGroupResponse)
+	return c.Resp
 }
 
-func clWantJoinErr(t *testing.T, c *coordinator.Call, want *kerr.Error) *kmsg.JoinGroupResponse {
+func clWantJoinErr(t *testing.T, c *joinRes, want *kerr.Error) *kmsg.JoinGroupResponse {
 	t.Helper()
 	r := clJoinResp(t, c)
 	if r.ErrorCode != want.Code {
@@ -96,7 +100,7 @@ func clWantJoinErr(t *testing.T, c *coordinator.Call, want *kerr.Error) *kmsg.Jo
 }
 
 // clJoinNew does the v4+ MEMBER_ID_REQUIRED dance and returns the second JoinGroup call.
-func clJoinNew(t *testing.T, h *coordinator.Harness, v int16, opts ...clJoinOpt) (string, *coordinator.Call) {
+func clJoinNew(t *testing.T, h *coordtest.Harness, v int16, opts ...clJoinOpt) (string, *joinRes) {
 	t.Helper()
 	probe := kmsg.NewPtrJoinGroupRequest()
 	for _, o := range opts {
@@ -113,7 +117,7 @@ func clJoinNew(t *testing.T, h *coordinator.Harness, v int16, opts ...clJoinOpt)
 	return r.MemberID, clJoin(h, v, r.MemberID, opts...)
 }
 
-func clSync(h *coordinator.Harness, v int16, member string, gen int32, instance *string, assign map[string]string) *coordinator.Call {
+func clSync(h *coordtest.Harness, v int16, member string, gen int32, instance *string, assign map[string]string) *syncRes {
 	req := kmsg.NewPtrSyncGroupRequest()
 	req.Version = v
 	req.Group = clGroup
@@ -125,15 +129,15 @@ func clSync(h *coordinator.Harness, v int16, member string, gen int32, instance 
 		sa.MemberID, sa.MemberAssignment = id, []byte(a)
 		req.GroupAssignment = append(req.GroupAssignment, sa)
 	}
-	return h.Do(clMeta(v, "cli"), coordinator.SyncGroup(req))
+	return coordtest.DoMeta(h, clMeta(v, "cli"), coordinator.SyncGroup(req))
 }
 
-func clSyncResp(t *testing.T, c *coordinator.Call, want *kerr.Error) *kmsg.SyncGroupResponse {
+func clSyncResp(t *testing.T, c *syncRes, want *kerr.Error) *kmsg.SyncGroupResponse {
 	t.Helper()
 	if !c.Done() {
 		t.Fatalf("SyncGroup not answered")
 	}
-	r := c.Response().(*kmsg.SyncGroupResponse)
+	r := c.Resp
 	code := int16(0)
 	if want != nil {
 		code = want.Code
@@ -144,15 +148,15 @@ func clSyncResp(t *testing.T, c *coordinator.Call, want *kerr.Error) *kmsg.SyncG
 	return r
 }
 
-func clHeartbeat(h *coordinator.Harness, member string, gen int32, instance *string) int16 {
+func clHeartbeat(h *coordtest.Harness, member string, gen int32, instance *string) int16 {
 	req := kmsg.NewPtrHeartbeatRequest()
 	req.Version = 4
 	req.Group = clGroup
 	req.MemberID = member
 	req.Generation = gen
 	req.InstanceID = instance
-	c := h.Do(clMeta(4, "cli"), coordinator.Heartbeat(req))
-	return c.Response().(*kmsg.HeartbeatResponse).ErrorCode
+	c := coordtest.DoMeta(h, clMeta(4, "cli"), coordinator.Heartbeat(req))
+	return c.Resp.ErrorCode
 }
 
 func clWantCode(t *testing.T, what string, got int16, want *kerr.Error) {
@@ -166,7 +170,7 @@ func clWantCode(t *testing.T, what string, got int16, want *kerr.Error) {
 	}
 }
 
-func clGroupOf(t *testing.T, h *coordinator.Harness) *coordinator.ClassicGroup {
+func clGroupOf(t *testing.T, h *coordtest.Harness) *coordinator.ClassicGroup {
 	t.Helper()
 	g, ok := h.St.Groups[clGroup].(*coordinator.ClassicGroup)
 	if !ok {
@@ -175,7 +179,7 @@ func clGroupOf(t *testing.T, h *coordinator.Harness) *coordinator.ClassicGroup {
 	return g
 }
 
-func clWantState(t *testing.T, h *coordinator.Harness, want coordinator.ClassicState) {
+func clWantState(t *testing.T, h *coordtest.Harness, want coordinator.ClassicState) {
 	t.Helper()
 	if got := clGroupOf(t, h).State(); got != want {
 		t.Fatalf("group state = %v, want %v", got, want)
@@ -184,10 +188,10 @@ func clWantState(t *testing.T, h *coordinator.Harness, want coordinator.ClassicS
 
 // clStable brings the group to Stable with the given members (v5 joins, leader first), returning
 // their member ids in join order and the generation.
-func clStable(t *testing.T, h *coordinator.Harness, n int, opts ...clJoinOpt) ([]string, int32) {
+func clStable(t *testing.T, h *coordtest.Harness, n int, opts ...clJoinOpt) ([]string, int32) {
 	t.Helper()
 	var ids []string
-	var calls []*coordinator.Call
+	var calls []*joinRes
 	for i := 0; i < n; i++ {
 		id, c := clJoinNew(t, h, 5, opts...)
 		ids = append(ids, id)
@@ -206,7 +210,7 @@ func clStable(t *testing.T, h *coordinator.Harness, n int, opts ...clJoinOpt) ([
 	for _, id := range ids {
 		assign[id] = "a-" + id
 	}
-	syncs := []*coordinator.Call{clSync(h, 3, ids[0], gen, nil, assign)}
+	syncs := []*syncRes{clSync(h, 3, ids[0], gen, nil, assign)}
 	for _, id := range ids[1:] {
 		syncs = append(syncs, clSync(h, 3, id, gen, nil, nil))
 	}
@@ -245,7 +249,7 @@ func TestClassicJoinMemberIDRequiredThenRejoin(t *testing.T) {
 	// v3 has no MEMBER_ID_REQUIRED: an unknown member joins at once (and starts a rebalance).
 	c := clJoin(h, 3, "")
 	if c.Done() {
-		t.Fatalf("v3 join answered before the rebalance completed: %+v", c.Response())
+		t.Fatalf("v3 join answered before the rebalance completed: %+v", c.Resp)
 	}
 	clWantState(t, h, coordinator.ClassicPreparingRebalance)
 	// A pending member id that expires is forgotten: rejoining with it is UNKNOWN_MEMBER_ID.
@@ -257,7 +261,7 @@ func TestClassicJoinMemberIDRequiredThenRejoin(t *testing.T) {
 }
 
 func TestClassicTwoMembersLeaderAndFollower(t *testing.T) {
-	h := clHarness(func(c *coordinator.Config) { c.InitialRebalanceDelay = 3 * time.Second })
+	h := clHarness(func(c *coordinator.Config) { c.Classic.InitialRebalanceDelay = 3 * time.Second })
 	a, ca := clJoinNew(t, h, 5)
 	b, cb := clJoinNew(t, h, 5)
 	if ca.Done() || cb.Done() {
@@ -308,7 +312,7 @@ func TestClassicTwoMembersLeaderAndFollower(t *testing.T) {
 	req.Version, req.Group, req.MemberID, req.Generation = 5, clGroup, b, 1
 	pt := "connect"
 	req.ProtocolType = &pt
-	clSyncResp(t, h.Do(clMeta(5, "cli"), coordinator.SyncGroup(req)), kerr.InconsistentGroupProtocol)
+	clSyncResp(t, coordtest.DoMeta(h, clMeta(5, "cli"), coordinator.SyncGroup(req)), kerr.InconsistentGroupProtocol)
 
 	// A follower rejoining Stable with the same metadata gets the current generation back.
 	if r := clJoinResp(t, clJoin(h, 5, b)); r.Generation != 1 || len(r.Members) != 0 || r.ErrorCode != 0 {
@@ -342,7 +346,7 @@ func TestClassicHeartbeatCodes(t *testing.T) {
 	clWantCode(t, "unknown instance", clHeartbeat(h, m, gen, &unknownInst), kerr.UnknownMemberID)
 	req := kmsg.NewPtrHeartbeatRequest()
 	req.MemberID = m
-	clWantCode(t, "empty group id", h.Do(clMeta(4, "cli"), coordinator.Heartbeat(req)).Response().(*kmsg.HeartbeatResponse).ErrorCode, kerr.InvalidGroupID)
+	clWantCode(t, "empty group id", coordtest.DoMeta(h, clMeta(4, "cli"), coordinator.Heartbeat(req)).Resp.ErrorCode, kerr.InvalidGroupID)
 	// PreparingRebalance: REBALANCE_IN_PROGRESS.
 	_, c2 := clJoinNew(t, h, 5)
 	if c2.Done() {
@@ -358,7 +362,7 @@ func TestClassicLeaveGroup(t *testing.T) {
 		leave := func(member string) *kmsg.LeaveGroupResponse {
 			req := kmsg.NewPtrLeaveGroupRequest()
 			req.Version, req.Group, req.MemberID = 1, clGroup, member
-			return h.Do(clMeta(1, "cli"), coordinator.LeaveGroup(req)).Response().(*kmsg.LeaveGroupResponse)
+			return coordtest.DoMeta(h, clMeta(1, "cli"), coordinator.LeaveGroup(req)).Resp
 		}
 		clWantCode(t, "unknown member", leave("nobody").ErrorCode, kerr.UnknownMemberID)
 		clWantCode(t, "leave", leave(ids[1]).ErrorCode, nil)
@@ -405,7 +409,7 @@ func TestClassicLeaveGroup(t *testing.T) {
 			mk("", &unknownInst), // unknown instance
 			mk(dyn, nil),         // dynamic member waiting in a join
 		}
-		resp := h.Do(clMeta(5, "cli"), coordinator.LeaveGroup(req)).Response().(*kmsg.LeaveGroupResponse)
+		resp := coordtest.DoMeta(h, clMeta(5, "cli"), coordinator.LeaveGroup(req)).Resp
 		want := []*kerr.Error{nil, kerr.FencedInstanceID, kerr.UnknownMemberID, kerr.UnknownMemberID, nil}
 		if resp.ErrorCode != 0 || len(resp.Members) != len(want) {
 			t.Fatalf("leave response %+v", resp)
@@ -420,7 +424,7 @@ func TestClassicLeaveGroup(t *testing.T) {
 		}
 		// Unknown group on v3+: GROUP_ID_NOT_FOUND.
 		req.Group = "nope"
-		resp = h.Do(clMeta(5, "cli"), coordinator.LeaveGroup(req)).Response().(*kmsg.LeaveGroupResponse)
+		resp = coordtest.DoMeta(h, clMeta(5, "cli"), coordinator.LeaveGroup(req)).Resp
 		clWantCode(t, "unknown group", resp.ErrorCode, kerr.GroupIDNotFound)
 	})
 }
@@ -544,7 +548,7 @@ func TestClassicPendingSyncExpiry(t *testing.T) {
 
 func TestClassicInitialRebalanceDelay(t *testing.T) {
 	t.Run("extended per new member", func(t *testing.T) {
-		h := clHarness(func(c *coordinator.Config) { c.InitialRebalanceDelay = 3 * time.Second })
+		h := clHarness(func(c *coordinator.Config) { c.Classic.InitialRebalanceDelay = 3 * time.Second })
 		ca := clJoin(h, 3, "")
 		h.Advance(2 * time.Second)
 		cb := clJoin(h, 3, "")
@@ -563,7 +567,7 @@ func TestClassicInitialRebalanceDelay(t *testing.T) {
 		clJoinResp(t, cb)
 	})
 	t.Run("capped by the rebalance timeout", func(t *testing.T) {
-		h := clHarness(func(c *coordinator.Config) { c.InitialRebalanceDelay = 3 * time.Second })
+		h := clHarness(func(c *coordinator.Config) { c.Classic.InitialRebalanceDelay = 3 * time.Second })
 		opt := clRebalance(5 * time.Second)
 		ca := clJoin(h, 3, "", opt)
 		h.Advance(1 * time.Second)
@@ -580,7 +584,7 @@ func TestClassicInitialRebalanceDelay(t *testing.T) {
 		}
 	})
 	t.Run("joins complete early outside the initial rebalance", func(t *testing.T) {
-		h := clHarness(func(c *coordinator.Config) { c.InitialRebalanceDelay = 3 * time.Second })
+		h := clHarness(func(c *coordinator.Config) { c.Classic.InitialRebalanceDelay = 3 * time.Second })
 		ca := clJoin(h, 3, "")
 		h.Advance(3 * time.Second)
 		r := clJoinResp(t, ca)
@@ -609,11 +613,11 @@ func TestClassicJoinValidation(t *testing.T) {
 	clWantJoinErr(t, clJoin(h, 5, ids[0], clProtos("roundrobin")), kerr.InconsistentGroupProtocol)
 	req := kmsg.NewPtrJoinGroupRequest()
 	req.Version = 5
-	clWantJoinErr(t, h.Do(clMeta(5, "cli"), coordinator.JoinGroup(req)), kerr.InvalidGroupID)
+	clWantJoinErr(t, coordtest.DoMeta(h, clMeta(5, "cli"), coordinator.JoinGroup(req)), kerr.InvalidGroupID)
 }
 
 func TestClassicGroupMaxSize(t *testing.T) {
-	h := clHarness(func(c *coordinator.Config) { c.GroupMaxSize = 2 })
+	h := clHarness(func(c *coordinator.Config) { c.Classic.MaxSize = 2 })
 	clStable(t, h, 2)
 	r := clWantJoinErr(t, clJoin(h, 5, ""), kerr.GroupMaxSizeReached)
 	if r.MemberID != "" {
@@ -623,7 +627,7 @@ func TestClassicGroupMaxSize(t *testing.T) {
 	clWantState(t, h, coordinator.ClassicStable)
 }
 
-func clCommit(h *coordinator.Harness, v int16, member string, gen int32, instance *string) int16 {
+func clCommit(h *coordtest.Harness, v int16, member string, gen int32, instance *string) int16 {
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Version = v
 	req.Group = clGroup
@@ -636,7 +640,7 @@ func clCommit(h *coordinator.Harness, v int16, member string, gen int32, instanc
 	rp.Partition, rp.Offset = 0, 42
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	resp := h.Do(clMeta(v, "cli"), coordinator.OffsetCommit(req)).Response().(*kmsg.OffsetCommitResponse)
+	resp := coordtest.DoMeta(h, clMeta(v, "cli"), coordinator.OffsetCommit(req)).Resp
 	return resp.Topics[0].Partitions[0].ErrorCode
 }
 
@@ -676,7 +680,7 @@ func TestClassicOffsetCommitGenerationValidation(t *testing.T) {
 	for _, m := range []string{a, b} {
 		req := kmsg.NewPtrLeaveGroupRequest()
 		req.Version, req.Group, req.MemberID = 2, clGroup, m
-		h.Do(clMeta(2, "cli"), coordinator.LeaveGroup(req))
+		coordtest.DoMeta(h, clMeta(2, "cli"), coordinator.LeaveGroup(req))
 	}
 	clWantState(t, h, coordinator.ClassicEmpty)
 	clWantCode(t, "empty after leave, old member", clCommit(h, 8, b, gen+1, nil), kerr.UnknownMemberID)
@@ -709,7 +713,7 @@ func TestClassicRestartRearmsSessionsAndRebalancesOverCapacity(t *testing.T) {
 	t.Run("over group.max.size after restart", func(t *testing.T) {
 		h := clHarness()
 		ids, gen := clStable(t, h, 3)
-		h.St.Cfg.GroupMaxSize = 2
+		h.St.Cfg.Classic.MaxSize = 2
 		if err := h.Restart(2); err != nil {
 			t.Fatal(err)
 		}
@@ -734,7 +738,7 @@ func TestClassicEmptyProtocolMetadata(t *testing.T) {
 	ids, _ := clStable(t, h, 1, clMetadata(""))
 	c := clJoin(h, 3, "", clMetadata(""))
 	if c.Done() {
-		t.Fatalf("new member answered before the rebalance: %+v", c.Response())
+		t.Fatalf("new member answered before the rebalance: %+v", c.Resp)
 	}
 	clJoin(h, 5, ids[0], clMetadata(""))
 	if r := clJoinResp(t, c); r.ErrorCode != 0 || r.Protocol == nil || *r.Protocol != "range" {

@@ -5,7 +5,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func syncError(c *Call, err error) *kmsg.SyncGroupResponse {
+func syncError(c *SyncCall, err error) *kmsg.SyncGroupResponse {
 	resp := kmsg.NewPtrSyncGroupResponse()
 	if c != nil {
 		resp.Version = c.APIVersion
@@ -15,53 +15,53 @@ func syncError(c *Call, err error) *kmsg.SyncGroupResponse {
 	return resp
 }
 
-// SyncGroup handles SyncGroup v0–v5 (Kafka's classicGroupSync; reference §1.6). The leader's
+// SyncGroup handles SyncGroup v0–v5 (Kafka's GroupMetadataManager.classicGroupSync). The leader's
 // assignment is persisted with the GroupMetadata record; every waiting member is answered once
 // that record is durable.
-func SyncGroup(req *kmsg.SyncGroupRequest) func(st *State, c *Call) {
-	return func(st *State, c *Call) {
+func SyncGroup(req *kmsg.SyncGroupRequest) func(st *State, c *SyncCall) {
+	return func(st *State, c *SyncCall) {
 		if req.Group == "" {
-			st.Reply(c, syncError(c, kerr.InvalidGroupID))
+			c.Reply(st, syncError(c, kerr.InvalidGroupID))
 			return
 		}
 		raw, ok := st.Groups[req.Group]
 		if !ok {
-			st.Reply(c, syncError(c, kerr.UnknownMemberID))
+			c.Reply(st, syncError(c, kerr.UnknownMemberID))
 			return
 		}
 		g, ok := raw.(*ClassicGroup)
 		if !ok {
-			if ClassicHooks.SyncForeign != nil && ClassicHooks.SyncForeign(st, c, raw, req) {
+			if syncForeign(st, c, raw, req) {
 				return
 			}
-			st.Reply(c, syncError(c, kerr.UnknownMemberID))
+			c.Reply(st, syncError(c, kerr.UnknownMemberID))
 			return
 		}
 		if g.state == ClassicDead {
-			st.Reply(c, syncError(c, kerr.CoordinatorNotAvailable))
+			c.Reply(st, syncError(c, kerr.CoordinatorNotAvailable))
 			return
 		}
 		if err := g.checkMember(req.MemberID, req.InstanceID); err != nil {
-			st.Reply(c, syncError(c, err))
+			c.Reply(st, syncError(c, err))
 			return
 		}
 		if req.Generation != g.generation {
-			st.Reply(c, syncError(c, kerr.IllegalGeneration))
+			c.Reply(st, syncError(c, kerr.IllegalGeneration))
 			return
 		}
 		if (req.ProtocolType != nil && *req.ProtocolType != g.protocolType) || (req.Protocol != nil && *req.Protocol != g.protocolName) {
-			st.Reply(c, syncError(c, kerr.InconsistentGroupProtocol))
+			c.Reply(st, syncError(c, kerr.InconsistentGroupProtocol))
 			return
 		}
 		m := g.members[req.MemberID]
 		switch g.state {
 		case ClassicEmpty:
-			st.Reply(c, syncError(c, kerr.UnknownMemberID))
+			c.Reply(st, syncError(c, kerr.UnknownMemberID))
 		case ClassicPreparingRebalance:
-			st.Reply(c, syncError(c, kerr.RebalanceInProgress))
+			c.Reply(st, syncError(c, kerr.RebalanceInProgress))
 		case ClassicCompletingRebalance:
 			if m.syncCall != nil && m.syncCall != c {
-				st.Reply(m.syncCall, syncError(m.syncCall, kerr.UnknownMemberID))
+				m.syncCall.Reply(st, syncError(m.syncCall, kerr.UnknownMemberID))
 			}
 			m.syncCall = c
 			g.scheduleSession(st, m)
@@ -83,7 +83,7 @@ func SyncGroup(req *kmsg.SyncGroupRequest) func(st *State, c *Call) {
 				for _, id := range g.memberIDs() {
 					mm := g.members[id]
 					if mm.syncCall != nil {
-						st.Reply(mm.syncCall, g.syncResponse(mm.syncCall, mm))
+						mm.syncCall.Reply(st, g.syncResponse(mm.syncCall, mm))
 						mm.syncCall = nil
 					}
 				}
@@ -91,12 +91,12 @@ func SyncGroup(req *kmsg.SyncGroupRequest) func(st *State, c *Call) {
 		case ClassicStable:
 			g.scheduleSession(st, m)
 			g.syncReceived(st, m.id)
-			st.Reply(c, g.syncResponse(c, m))
+			c.Reply(st, g.syncResponse(c, m))
 		}
 	}
 }
 
-func (g *ClassicGroup) syncResponse(c *Call, m *classicMember) *kmsg.SyncGroupResponse {
+func (g *ClassicGroup) syncResponse(c *SyncCall, m *classicMember) *kmsg.SyncGroupResponse {
 	resp := kmsg.NewPtrSyncGroupResponse()
 	resp.Version = c.APIVersion
 	pt, pn := g.protocolType, g.protocolName
@@ -110,10 +110,10 @@ func (g *ClassicGroup) syncResponse(c *Call, m *classicMember) *kmsg.SyncGroupRe
 }
 
 // Heartbeat handles Heartbeat v0–v4 (Kafka's validateClassicGroupHeartbeat).
-func Heartbeat(req *kmsg.HeartbeatRequest) func(st *State, c *Call) {
-	return func(st *State, c *Call) {
+func Heartbeat(req *kmsg.HeartbeatRequest) func(st *State, c *HeartbeatCall) {
+	return func(st *State, c *HeartbeatCall) {
 		resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
-		reply := func(err error) { resp.ErrorCode = ErrorCode(err); st.Reply(c, resp) }
+		reply := func(err error) { resp.ErrorCode = ErrorCode(err); c.Reply(st, resp) }
 		if req.Group == "" {
 			reply(kerr.InvalidGroupID)
 			return
@@ -125,7 +125,7 @@ func Heartbeat(req *kmsg.HeartbeatRequest) func(st *State, c *Call) {
 		}
 		g, ok := raw.(*ClassicGroup)
 		if !ok {
-			if ClassicHooks.HeartbeatForeign != nil && ClassicHooks.HeartbeatForeign(st, c, raw, req) {
+			if heartbeatForeign(st, c, raw, req) {
 				return
 			}
 			reply(kerr.UnknownMemberID)
@@ -158,8 +158,8 @@ func Heartbeat(req *kmsg.HeartbeatRequest) func(st *State, c *Call) {
 }
 
 // LeaveGroup handles LeaveGroup v0–v5: v0–v2 one member, v3+ a batch with per-member codes.
-func LeaveGroup(req *kmsg.LeaveGroupRequest) func(st *State, c *Call) {
-	return func(st *State, c *Call) {
+func LeaveGroup(req *kmsg.LeaveGroupRequest) func(st *State, c *LeaveCall) {
+	return func(st *State, c *LeaveCall) {
 		resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
 		members := req.Members
 		if req.Version < 3 {
@@ -167,7 +167,7 @@ func LeaveGroup(req *kmsg.LeaveGroupRequest) func(st *State, c *Call) {
 		}
 		if req.Group == "" {
 			resp.ErrorCode = kerr.InvalidGroupID.Code
-			st.Reply(c, resp)
+			c.Reply(st, resp)
 			return
 		}
 		raw, ok := st.Groups[req.Group]
@@ -177,21 +177,21 @@ func LeaveGroup(req *kmsg.LeaveGroupRequest) func(st *State, c *Call) {
 			} else {
 				resp.ErrorCode = kerr.GroupIDNotFound.Code
 			}
-			st.Reply(c, resp)
+			c.Reply(st, resp)
 			return
 		}
 		g, ok := raw.(*ClassicGroup)
 		if !ok {
-			if ClassicHooks.LeaveForeign != nil && ClassicHooks.LeaveForeign(st, c, raw, req) {
+			if leaveForeign(st, c, raw, req) {
 				return
 			}
 			resp.ErrorCode = kerr.UnknownMemberID.Code
-			st.Reply(c, resp)
+			c.Reply(st, resp)
 			return
 		}
 		if g.state == ClassicDead {
 			resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
-			st.Reply(c, resp)
+			c.Reply(st, resp)
 			return
 		}
 		removed := false
@@ -221,11 +221,11 @@ func LeaveGroup(req *kmsg.LeaveGroupRequest) func(st *State, c *Call) {
 			if err == nil && g.members[id] != nil {
 				m := g.members[id]
 				if m.joinCall != nil {
-					st.Reply(m.joinCall, joinError(m.joinCall, &kmsg.JoinGroupRequest{Version: m.joinVersion}, kerr.UnknownMemberID, id))
+					m.joinCall.Reply(st, joinError(m.joinCall, &kmsg.JoinGroupRequest{Version: m.joinVersion}, kerr.UnknownMemberID, id))
 					g.setJoin(m, nil)
 				}
 				if m.syncCall != nil {
-					st.Reply(m.syncCall, syncError(m.syncCall, kerr.UnknownMemberID))
+					m.syncCall.Reply(st, syncError(m.syncCall, kerr.UnknownMemberID))
 					m.syncCall = nil
 				}
 				g.removeMember(st, id)
@@ -241,6 +241,6 @@ func LeaveGroup(req *kmsg.LeaveGroupRequest) func(st *State, c *Call) {
 		if removed {
 			g.onMemberRemoved(st)
 		}
-		st.Reply(c, resp)
+		c.Reply(st, resp)
 	}
 }

@@ -2,7 +2,8 @@ package coordinator
 
 import (
 	"sort"
-	"time"
+
+	"github.com/muster-io/muster/internal/metadata"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -11,12 +12,10 @@ import (
 )
 
 // consumerAssignors returns group.consumer.assignors (first = default); "uniform,range" when
-// no configuration is present.
+// none are configured.
 func consumerAssignors(st *State) []string {
-	if st.Cfg != nil && st.Cfg.Values != nil {
-		if l := st.Cfg.Values.List("group.consumer.assignors"); len(l) > 0 {
-			return l
-		}
+	if l := st.Cfg.Consumer.Assignors; len(l) > 0 {
+		return l
 	}
 	return []string{assign.UniformName, assign.RangeName}
 }
@@ -72,7 +71,7 @@ func (m *cgTopicMeta) PartitionRacks(id assign.TopicID, _ int32) []string {
 }
 
 // rackFunc is the racks of a partition's replicas: muster keeps one replica on this broker.
-func rackFunc(ts TopicSource) func(int32) []string {
+func rackFunc(ts *metadata.Image) func(int32) []string {
 	r := ts.Rack()
 	if r == "" {
 		return nil
@@ -96,7 +95,7 @@ func (g *ConsumerGroup) metadataHashNow(st *State) int64 {
 
 // computeMetadataHash is KIP-1101's group hash over the subscribed topics that exist.
 func (g *ConsumerGroup) computeMetadataHash(st *State) int64 {
-	ts := st.Cfg.Topics
+	ts := st.Image
 	if ts == nil {
 		return 0
 	}
@@ -136,7 +135,7 @@ func (g *ConsumerGroup) computeTargetAssignment(st *State, epoch int32) error {
 	}
 	meta := &cgTopicMeta{parts: map[[16]byte]int32{}}
 	ids := map[string][16]byte{}
-	if ts := st.Cfg.Topics; ts != nil {
+	if ts := st.Image; ts != nil {
 		meta.rack = ts.Rack()
 		for name := range g.subscribedTopics() {
 			if id, n, ok := ts.TopicID(name); ok {
@@ -208,9 +207,6 @@ func assignedTP(out *assign.Assignment, mid string) topicPartitions {
 	return tp
 }
 
-// cgAssignmentInterval is group.consumer.assignment.interval.ms.
-func cgAssignmentInterval(st *State) time.Duration { return cgCfg(st).assignmentInterval }
-
 // assignmentDue reports whether a new target assignment may be computed now (Kafka 4.3,
 // group.consumer.assignment.interval.ms): at most one per interval, so a join storm of N members
 // costs O(N) heartbeats plus one assignment per interval rather than N assignments. The first
@@ -220,5 +216,5 @@ func (g *ConsumerGroup) assignmentDue(st *State) bool {
 	if g.lastAssignment.IsZero() || g.assignmentEpoch == 0 {
 		return true
 	}
-	return st.Now.Sub(g.lastAssignment) >= cgAssignmentInterval(st)
+	return st.Now.Sub(g.lastAssignment) >= st.Cfg.Consumer.AssignmentInterval
 }

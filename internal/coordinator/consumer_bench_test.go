@@ -18,8 +18,8 @@ func benchCPUTime() time.Duration {
 
 func setupCG1000(b *testing.B) (*cgHarness, []*cgClient) {
 	h := newCGHarness(b)
-	h.topics.add("t1", 1000)
-	h.topics.add("t2", 1000)
+	h.topics.Add("t1", 1000)
+	h.topics.Add("t2", 1000)
 	clients := make([]*cgClient, 0, 1000)
 	for i := 0; i < 1000; i++ {
 		clients = append(clients, h.joinClient("g", fmt.Sprintf("member-%04d", i), "t1", "t2"))
@@ -36,9 +36,8 @@ func BenchmarkCGHeartbeatSteady(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		c := clients[i%len(clients)]
-		h.st.batch = &batch{}
 		ConsumerGroupHeartbeat(hbReq("g", c.id, c.epoch, c.owned))(h.st, nil)
-		h.st.batch = nil
+		h.st.TakeEffects()
 	}
 }
 
@@ -49,38 +48,8 @@ func BenchmarkCGJoinLeave(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		h.st.batch = &batch{}
 		ConsumerGroupHeartbeat(joinReq("g", "extra", "t1", "t2"))(h.st, nil)
 		ConsumerGroupHeartbeat(hbReq("g", "extra", -1, nil))(h.st, nil)
-		h.st.batch = nil
-	}
-}
-
-// BenchmarkCGJoinStorm: N members join one group over 10k partitions at once, then heartbeat
-// every heartbeat interval (manual clock) until Stable; reports the settled clock time, the
-// heartbeat rounds and the target assignments computed, with the default
-// group.consumer.assignment.interval.ms (1000) and with 0 (a target per epoch bump).
-func BenchmarkCGJoinStorm(b *testing.B) {
-	for _, interval := range []string{"1000", "0"} {
-		for _, n := range []int{100, 1000, 3000} {
-			if interval == "0" && n > 1000 {
-				continue // O(members²): minutes
-			}
-			b.Run(fmt.Sprintf("interval=%s/members=%d", interval, n), func(b *testing.B) {
-				var r JoinStormResult
-				cpu0 := benchCPUTime()
-				for i := 0; i < b.N; i++ {
-					var err error
-					r, err = SimulateConsumerJoinStorm(n, 10000, 50, "group.consumer.assignment.interval.ms="+interval)
-					if err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric((benchCPUTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
-				b.ReportMetric(r.Settled.Seconds(), "settled-clock-s")
-				b.ReportMetric(float64(r.Steps), "rounds")
-				b.ReportMetric(float64(r.Assignments), "assignments")
-			})
-		}
+		h.st.TakeEffects()
 	}
 }

@@ -10,62 +10,53 @@ import (
 
 // Classic-protocol members inside a consumer group (KIP-848 interop; Kafka's
 // classicGroupJoinToConsumerGroup, classicGroupSyncToConsumerGroup,
-// classicGroupHeartbeatToConsumerGroup, classicGroupLeaveToConsumerGroup; reference §1.4, §1.6).
+// classicGroupHeartbeatToConsumerGroup, classicGroupLeaveToConsumerGroup in GroupMetadataManager).
 // Such a member keeps its JoinGroup data (session timeout, protocols) in its member metadata; its
 // subscription and owned partitions come from the ConsumerProtocol subscription of its first
 // protocol; the server assignor computes its target and SyncGroup returns its assigned partitions
 // as ConsumerProtocol assignment bytes. Its member epoch is its generation id.
 
-func init() {
-	prevJoin := ClassicHooks.JoinForeign
-	ClassicHooks.JoinForeign = func(st *State, c *Call, g Group, req *kmsg.JoinGroupRequest) bool {
-		if cg, ok := g.(*ConsumerGroup); ok {
-			// An empty consumer group is replaced by the classic group.
-			if cg.IsEmpty() {
-				cg.deleteEmpty(st)
-				return false
-			}
-			cg.classicJoin(st, c, req)
-			return true
-		}
-		if prevJoin != nil {
-			return prevJoin(st, c, g, req)
-		}
+// joinForeign handles a classic JoinGroup whose id names a group of another type: a non-empty
+// consumer group takes the classic member itself; an empty consumer group is removed so that a
+// classic group can take the id (false). Any other group keeps the id (false, and the caller
+// answers INCONSISTENT_GROUP_PROTOCOL).
+func joinForeign(st *State, c *JoinCall, g Group, req *kmsg.JoinGroupRequest) (handled bool) {
+	cg, ok := g.(*ConsumerGroup)
+	if !ok {
 		return false
 	}
-	prevSync := ClassicHooks.SyncForeign
-	ClassicHooks.SyncForeign = func(st *State, c *Call, g Group, req *kmsg.SyncGroupRequest) bool {
-		if cg, ok := g.(*ConsumerGroup); ok {
-			cg.classicSync(st, c, req)
-			return true
-		}
-		if prevSync != nil {
-			return prevSync(st, c, g, req)
-		}
+	if cg.IsEmpty() {
+		cg.deleteEmpty(st)
 		return false
 	}
-	prevHB := ClassicHooks.HeartbeatForeign
-	ClassicHooks.HeartbeatForeign = func(st *State, c *Call, g Group, req *kmsg.HeartbeatRequest) bool {
-		if cg, ok := g.(*ConsumerGroup); ok {
-			cg.classicHeartbeat(st, c, req)
-			return true
-		}
-		if prevHB != nil {
-			return prevHB(st, c, g, req)
-		}
-		return false
+	cg.classicJoin(st, c, req)
+	return true
+}
+
+// syncForeign, heartbeatForeign and leaveForeign route the other classic RPCs of a member of a
+// consumer group to it; false: the group is of another type.
+func syncForeign(st *State, c *SyncCall, g Group, req *kmsg.SyncGroupRequest) bool {
+	cg, ok := g.(*ConsumerGroup)
+	if ok {
+		cg.classicSync(st, c, req)
 	}
-	prevLeave := ClassicHooks.LeaveForeign
-	ClassicHooks.LeaveForeign = func(st *State, c *Call, g Group, req *kmsg.LeaveGroupRequest) bool {
-		if cg, ok := g.(*ConsumerGroup); ok {
-			cg.classicLeave(st, c, req)
-			return true
-		}
-		if prevLeave != nil {
-			return prevLeave(st, c, g, req)
-		}
-		return false
+	return ok
+}
+
+func heartbeatForeign(st *State, c *HeartbeatCall, g Group, req *kmsg.HeartbeatRequest) bool {
+	cg, ok := g.(*ConsumerGroup)
+	if ok {
+		cg.classicHeartbeat(st, c, req)
 	}
+	return ok
+}
+
+func leaveForeign(st *State, c *LeaveCall, g Group, req *kmsg.LeaveGroupRequest) bool {
+	cg, ok := g.(*ConsumerGroup)
+	if ok {
+		cg.classicLeave(st, c, req)
+	}
+	return ok
 }
 
 func cgJoinTimeoutKey(g, m string) string { return "join-" + g + "-" + m }
@@ -128,11 +119,11 @@ func classicSubscription(protocols []classicProtocol) (*kmsg.ConsumerMemberMetad
 // dropped); never nil.
 func ownedFromSubscription(st *State, s *kmsg.ConsumerMemberMetadata) topicPartitions {
 	out := topicPartitions{}
-	if st.Cfg.Topics == nil {
+	if st.Image == nil {
 		return out
 	}
 	for _, t := range s.OwnedPartitions {
-		if id, _, ok := st.Cfg.Topics.TopicID(t.Topic); ok {
+		if id, _, ok := st.Image.TopicID(t.Topic); ok {
 			out[id] = append(out[id], t.Partitions...)
 		}
 	}
@@ -157,8 +148,8 @@ func classicAssignment(st *State, m *consumerMember, assigned topicPartitions) [
 	var topics []kmsg.ConsumerMemberAssignmentTopic
 	for _, id := range sortedTopicIDs(assigned) {
 		name, ok := "", false
-		if st.Cfg.Topics != nil {
-			name, ok = st.Cfg.Topics.TopicName(id)
+		if st.Image != nil {
+			name, ok = st.Image.TopicName(id)
 		}
 		if !ok {
 			continue
@@ -171,15 +162,15 @@ func classicAssignment(st *State, m *consumerMember, assigned topicPartitions) [
 }
 
 // classicJoin is a JoinGroup against a non-empty consumer group.
-func (g *ConsumerGroup) classicJoin(st *State, c *Call, req *kmsg.JoinGroupRequest) {
-	fail := func(err error, mid string) { st.Reply(c, joinError(c, req, err, mid)) }
+func (g *ConsumerGroup) classicJoin(st *State, c *JoinCall, req *kmsg.JoinGroupRequest) {
+	fail := func(err error, mid string) { c.Reply(st, joinError(c, req, err, mid)) }
 	memberID := req.MemberID
 	unknown := memberID == ""
 	if unknown {
-		memberID = newConsumerMemberID()
+		memberID = newConsumerMemberID(st)
 	}
-	if _, ok := g.members[memberID]; !ok && len(g.members) >= cgMaxSize(st) {
-		fail(Errf(kerr.GroupMaxSizeReached, "The consumer group has reached its maximum capacity of %d members.", cgMaxSize(st)), req.MemberID)
+	if _, ok := g.members[memberID]; !ok && len(g.members) >= st.Cfg.Consumer.MaxSize {
+		fail(Errf(kerr.GroupMaxSizeReached, "The consumer group has reached its maximum capacity of %d members.", st.Cfg.Consumer.MaxSize), req.MemberID)
 		return
 	}
 	if !g.supportsClassicProtocols(req) {
@@ -282,7 +273,7 @@ func (g *ConsumerGroup) classicJoin(st *State, c *Call, req *kmsg.JoinGroupReque
 	resp.ProtocolType, resp.Protocol = &pt, &pn
 	resp.LeaderID = "" // the server assigns: every classic member is a follower
 	resp.Members = []kmsg.JoinGroupResponseMember{}
-	st.Reply(c, resp)
+	c.Reply(st, resp)
 }
 
 // regexInUseExcept reports whether a member other than mid subscribes with re.
@@ -339,24 +330,24 @@ func (g *ConsumerGroup) classicMember(memberID string, instanceID *string) (*con
 
 // classicSync is a SyncGroup from a classic member of a consumer group: the member's assigned
 // partitions as ConsumerProtocol assignment bytes.
-func (g *ConsumerGroup) classicSync(st *State, c *Call, req *kmsg.SyncGroupRequest) {
+func (g *ConsumerGroup) classicSync(st *State, c *SyncCall, req *kmsg.SyncGroupRequest) {
 	m, err := g.classicMember(req.MemberID, req.InstanceID)
 	if err != nil {
-		st.Reply(c, syncError(c, err))
+		c.Reply(st, syncError(c, err))
 		return
 	}
 	cur := g.current(m.id)
 	if req.Generation != cur.epoch {
-		st.Reply(c, syncError(c, kerr.IllegalGeneration))
+		c.Reply(st, syncError(c, kerr.IllegalGeneration))
 		return
 	}
 	if (req.ProtocolType != nil && *req.ProtocolType != "consumer") || (req.Protocol != nil && !m.supportsProtocol(*req.Protocol)) {
-		st.Reply(c, syncError(c, kerr.InconsistentGroupProtocol))
+		c.Reply(st, syncError(c, kerr.InconsistentGroupProtocol))
 		return
 	}
 	if g.epoch > cur.epoch && cur.state != MemberUnrevokedPartitions {
 		g.scheduleClassicTimeout(st, cgJoinTimeoutKey(g.id, m.id), m.id, "it did not rejoin within the rebalance timeout")
-		st.Reply(c, syncError(c, kerr.RebalanceInProgress))
+		c.Reply(st, syncError(c, kerr.RebalanceInProgress))
 		return
 	}
 	st.Timers.Cancel(cgSyncTimeoutKey(g.id, m.id))
@@ -375,7 +366,7 @@ func (g *ConsumerGroup) classicSync(st *State, c *Call, req *kmsg.SyncGroupReque
 		resp.Protocol = &pn
 	}
 	resp.MemberAssignment = classicAssignment(st, m, cur.assigned)
-	st.Reply(c, resp)
+	c.Reply(st, resp)
 }
 
 func (m *consumerMember) supportsProtocol(name string) bool {
@@ -393,7 +384,7 @@ func (m *consumerMember) supportsProtocol(name string) bool {
 // classicHeartbeat is a Heartbeat from a classic member of a consumer group: REBALANCE_IN_PROGRESS
 // (with a join timeout) when the member must rejoin: the group epoch moved past it, it must
 // revoke partitions, or partitions it waits for were released.
-func (g *ConsumerGroup) classicHeartbeat(st *State, c *Call, req *kmsg.HeartbeatRequest) {
+func (g *ConsumerGroup) classicHeartbeat(st *State, c *HeartbeatCall, req *kmsg.HeartbeatRequest) {
 	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
 	if c != nil {
 		resp.Version = c.APIVersion
@@ -401,13 +392,13 @@ func (g *ConsumerGroup) classicHeartbeat(st *State, c *Call, req *kmsg.Heartbeat
 	m, err := g.classicMember(req.MemberID, req.InstanceID)
 	if err != nil {
 		resp.ErrorCode = ErrorCode(err)
-		st.Reply(c, resp)
+		c.Reply(st, resp)
 		return
 	}
 	cur := g.current(m.id)
 	if req.Generation != cur.epoch {
 		resp.ErrorCode = kerr.IllegalGeneration.Code
-		st.Reply(c, resp)
+		c.Reply(st, resp)
 		return
 	}
 	g.scheduleSession(st, m.id)
@@ -418,7 +409,7 @@ func (g *ConsumerGroup) classicHeartbeat(st *State, c *Call, req *kmsg.Heartbeat
 			g.scheduleClassicTimeout(st, cgJoinTimeoutKey(g.id, m.id), m.id, "it did not rejoin within the rebalance timeout")
 		}
 	}
-	st.Reply(c, resp)
+	c.Reply(st, resp)
 }
 
 // waitingOnUnreleased reports whether a partition of the member's target is still owned by
@@ -439,7 +430,7 @@ func (g *ConsumerGroup) waitingOnUnreleased(mid string, cur *consumerCurrent) bo
 
 // classicLeave is a LeaveGroup against a consumer group: each named classic member is fenced
 // (per-member UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID).
-func (g *ConsumerGroup) classicLeave(st *State, c *Call, req *kmsg.LeaveGroupRequest) {
+func (g *ConsumerGroup) classicLeave(st *State, c *LeaveCall, req *kmsg.LeaveGroupRequest) {
 	resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
 	if c != nil {
 		resp.Version = c.APIVersion
@@ -487,5 +478,5 @@ func (g *ConsumerGroup) classicLeave(st *State, c *Call, req *kmsg.LeaveGroupReq
 			resp.Members = append(resp.Members, rm)
 		}
 	}
-	st.Reply(c, resp)
+	c.Reply(st, resp)
 }

@@ -40,7 +40,7 @@ func classicJoinReq(group, member string, owned map[string][]int32, topics ...st
 func (h *cgHarness) classicJoinSync(c *cgClassicClient, topics ...string) {
 	h.t.Helper()
 	for i := 0; i < 2; i++ {
-		resp := h.run(JoinGroup(classicJoinReq(c.group, c.id, c.owned, topics...))).(*kmsg.JoinGroupResponse)
+		resp := run(h, JoinGroup(classicJoinReq(c.group, c.id, c.owned, topics...)))
 		if resp.ErrorCode == kerr.MemberIDRequired.Code && c.id == "" {
 			c.id = resp.MemberID
 			continue
@@ -59,7 +59,7 @@ func (h *cgHarness) classicJoinSync(c *cgClassicClient, topics ...string) {
 	sreq.Group, sreq.MemberID, sreq.Generation = c.group, c.id, c.generation
 	pt, pn := "consumer", c.protocol
 	sreq.ProtocolType, sreq.Protocol = &pt, &pn
-	sresp := h.run(SyncGroup(sreq)).(*kmsg.SyncGroupResponse)
+	sresp := run(h, SyncGroup(sreq))
 	if sresp.ErrorCode != 0 {
 		h.t.Fatalf("classic sync: error %d", sresp.ErrorCode)
 	}
@@ -79,7 +79,7 @@ func (h *cgHarness) classicHeartbeat(c *cgClassicClient) int16 {
 	req := kmsg.NewPtrHeartbeatRequest()
 	req.Version = 4
 	req.Group, req.MemberID, req.Generation = c.group, c.id, c.generation
-	return h.run(Heartbeat(req)).(*kmsg.HeartbeatResponse).ErrorCode
+	return run(h, Heartbeat(req)).ErrorCode
 }
 
 // TestCGClassicMemberJoinsConsumerGroup: a classic member joins a non-empty consumer group,
@@ -88,7 +88,7 @@ func (h *cgHarness) classicHeartbeat(c *cgClassicClient) int16 {
 // LeaveGroup; the records replay to the same state.
 func TestCGClassicMemberJoinsConsumerGroup(t *testing.T) {
 	h := newCGHarness(t)
-	t1 := h.topics.add("t1", 4)
+	t1 := h.topics.Add("t1", 4)
 	a := h.joinClient("g", "a", "t1")
 	h.settle("g", []*cgClient{a})
 	if countTP(a.owned) != 4 {
@@ -136,7 +136,7 @@ func TestCGClassicMemberJoinsConsumerGroup(t *testing.T) {
 		t.Fatalf("state %s", g.StateName())
 	}
 	// Describe reports the classic member type.
-	d := h.run(ConsumerGroupDescribe([]string{"g"}, 1)).([]kmsg.ConsumerGroupDescribeResponseGroup)
+	d := run(h, ConsumerGroupDescribe([]string{"g"}, 1))
 	types := map[string]int8{}
 	for _, m := range d[0].Members {
 		types[m.MemberID] = m.MemberType
@@ -156,7 +156,7 @@ func TestCGClassicMemberJoinsConsumerGroup(t *testing.T) {
 	}
 	wrong := classicJoinReq("g", "", nil, "t1")
 	wrong.ProtocolType = "connect"
-	if resp := h.run(JoinGroup(wrong)).(*kmsg.JoinGroupResponse); resp.ErrorCode != kerr.InconsistentGroupProtocol.Code {
+	if resp := run(h, JoinGroup(wrong)); resp.ErrorCode != kerr.InconsistentGroupProtocol.Code {
 		t.Fatalf("connect protocol type: %d", resp.ErrorCode)
 	}
 
@@ -165,7 +165,7 @@ func TestCGClassicMemberJoinsConsumerGroup(t *testing.T) {
 	lreq.Version = 5
 	lreq.Group = "g"
 	lreq.Members = []kmsg.LeaveGroupRequestMember{{MemberID: cl.id}, {MemberID: "nobody"}}
-	lresp := h.run(LeaveGroup(lreq)).(*kmsg.LeaveGroupResponse)
+	lresp := run(h, LeaveGroup(lreq))
 	if len(lresp.Members) != 2 || lresp.Members[0].ErrorCode != 0 || lresp.Members[1].ErrorCode != kerr.UnknownMemberID.Code {
 		t.Fatalf("leave: %+v", lresp)
 	}
@@ -180,7 +180,7 @@ func TestCGClassicMemberJoinsConsumerGroup(t *testing.T) {
 // its JoinGroup session timeout.
 func TestCGClassicMemberSessionTimeout(t *testing.T) {
 	h := newCGHarness(t)
-	h.topics.add("t1", 4)
+	h.topics.Add("t1", 4)
 	a := h.joinClient("g", "a", "t1")
 	h.settle("g", []*cgClient{a})
 	cl := &cgClassicClient{group: "g"}
@@ -201,12 +201,12 @@ func TestCGClassicMemberSessionTimeout(t *testing.T) {
 func (h *cgHarness) classicGroupWithLeader(group string, parts int32) *cgClassicClient {
 	h.t.Helper()
 	cl := &cgClassicClient{group: group}
-	resp := h.run(JoinGroup(classicJoinReq(group, "", nil, "t1"))).(*kmsg.JoinGroupResponse)
+	resp := run(h, JoinGroup(classicJoinReq(group, "", nil, "t1")))
 	if resp.ErrorCode != kerr.MemberIDRequired.Code {
 		h.t.Fatalf("first join: %d", resp.ErrorCode)
 	}
 	cl.id = resp.MemberID
-	resp = h.run(JoinGroup(classicJoinReq(group, cl.id, nil, "t1"))).(*kmsg.JoinGroupResponse)
+	resp = run(h, JoinGroup(classicJoinReq(group, cl.id, nil, "t1")))
 	if resp.ErrorCode != 0 || resp.LeaderID != cl.id {
 		h.t.Fatalf("second join: %+v", resp)
 	}
@@ -224,7 +224,7 @@ func (h *cgHarness) classicGroupWithLeader(group string, parts int32) *cgClassic
 	pt, pn := "consumer", cl.protocol
 	sreq.ProtocolType, sreq.Protocol = &pt, &pn
 	sreq.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: cl.id, MemberAssignment: a.AppendTo(nil)}}
-	if sresp := h.run(SyncGroup(sreq)).(*kmsg.SyncGroupResponse); sresp.ErrorCode != 0 {
+	if sresp := run(h, SyncGroup(sreq)); sresp.ErrorCode != 0 {
 		h.t.Fatalf("leader sync: %d", sresp.ErrorCode)
 	}
 	cl.owned = map[string][]int32{"t1": all}
@@ -237,7 +237,7 @@ func (h *cgHarness) classicGroupWithLeader(group string, parts int32) *cgClassic
 // again and its member rejoins it. Records replay to the same state at each step.
 func TestCGOnlineUpgradeAndDowngrade(t *testing.T) {
 	h := newCGHarness(t, "group.initial.rebalance.delay.ms=0")
-	t1 := h.topics.add("t1", 4)
+	t1 := h.topics.Add("t1", 4)
 	cl := h.classicGroupWithLeader("g", 4)
 	if _, ok := h.st.Groups["g"].(*ClassicGroup); !ok {
 		t.Fatal("not a classic group")
@@ -294,7 +294,7 @@ func TestCGOnlineUpgradeAndDowngrade(t *testing.T) {
 	if code := h.classicHeartbeat(cl); code != kerr.RebalanceInProgress.Code {
 		t.Fatalf("classic heartbeat after downgrade: %d", code)
 	}
-	resp := h.run(JoinGroup(classicJoinReq("g", cl.id, cl.owned, "t1"))).(*kmsg.JoinGroupResponse)
+	resp := run(h, JoinGroup(classicJoinReq("g", cl.id, cl.owned, "t1")))
 	if resp.ErrorCode != 0 || resp.LeaderID != cl.id || resp.Generation != cg.Generation() {
 		t.Fatalf("rejoin after downgrade: %+v", resp)
 	}
@@ -305,7 +305,7 @@ func TestCGOnlineUpgradeAndDowngrade(t *testing.T) {
 // consumer-protocol member leaves stays a consumer group.
 func TestCGMigrationPolicyDisabled(t *testing.T) {
 	h := newCGHarness(t, "group.initial.rebalance.delay.ms=0", "group.consumer.migration.policy=disabled")
-	h.topics.add("t1", 4)
+	h.topics.Add("t1", 4)
 	h.classicGroupWithLeader("classic", 4)
 	if resp := h.hb(joinReq("classic", "a", "t1")); resp.ErrorCode != kerr.GroupIDNotFound.Code {
 		t.Fatalf("join on classic group: %d", resp.ErrorCode)
@@ -324,7 +324,7 @@ func TestCGMigrationPolicyDisabled(t *testing.T) {
 // generation (any OffsetCommit version); a wrong generation is ILLEGAL_GENERATION.
 func TestCGClassicMemberOffsetCommit(t *testing.T) {
 	h := newCGHarness(t)
-	h.topics.add("t1", 4)
+	h.topics.Add("t1", 4)
 	a := h.joinClient("g", "a", "t1")
 	h.settle("g", []*cgClient{a})
 	cl := &cgClassicClient{group: "g"}
@@ -349,13 +349,13 @@ func TestCGClassicMemberOffsetCommit(t *testing.T) {
 // leave needed) and uses the consumer protocol from then on.
 func TestCGStaticClassicMemberReplacedByConsumerMember(t *testing.T) {
 	h := newCGHarness(t)
-	h.topics.add("t1", 4)
+	h.topics.Add("t1", 4)
 	a := h.joinClient("g", "a", "t1")
 	h.settle("g", []*cgClient{a})
 	inst := "instance-1"
 	req := classicJoinReq("g", "", nil, "t1")
 	req.InstanceID = &inst
-	resp := h.run(JoinGroup(req)).(*kmsg.JoinGroupResponse)
+	resp := run(h, JoinGroup(req))
 	if resp.ErrorCode != 0 {
 		t.Fatalf("static classic join: %d", resp.ErrorCode)
 	}
@@ -377,7 +377,7 @@ func TestCGStaticClassicMemberReplacedByConsumerMember(t *testing.T) {
 // member keeps the replaced member's assignment through SyncGroup.
 func TestCGDowngradeOnStaticReplacement(t *testing.T) {
 	h := newCGHarness(t)
-	h.topics.add("t1", 4)
+	h.topics.Add("t1", 4)
 	inst := "instance-1"
 	j := joinReq("g", "a", "t1")
 	j.InstanceID = &inst
@@ -396,7 +396,7 @@ func TestCGDowngradeOnStaticReplacement(t *testing.T) {
 
 	req := classicJoinReq("g", "", nil, "t1")
 	req.InstanceID = &inst
-	resp := h.run(JoinGroup(req)).(*kmsg.JoinGroupResponse)
+	resp := run(h, JoinGroup(req))
 	if resp.ErrorCode != 0 {
 		t.Fatalf("classic static join: %d", resp.ErrorCode)
 	}
@@ -408,7 +408,7 @@ func TestCGDowngradeOnStaticReplacement(t *testing.T) {
 	sreq.Version = 5
 	sreq.Group, sreq.MemberID, sreq.Generation = "g", resp.MemberID, resp.Generation
 	sreq.InstanceID = &inst
-	sresp := h.run(SyncGroup(sreq)).(*kmsg.SyncGroupResponse)
+	sresp := run(h, SyncGroup(sreq))
 	var as kmsg.ConsumerMemberAssignment
 	if sresp.ErrorCode != 0 || as.ReadFrom(sresp.MemberAssignment) != nil || len(as.Topics) != 1 || len(as.Topics[0].Partitions) != aOwned {
 		t.Fatalf("sync after downgrade: %d %+v (a owned %d)", sresp.ErrorCode, as, aOwned)
@@ -420,7 +420,7 @@ func TestCGDowngradeOnStaticReplacement(t *testing.T) {
 // group.consumer.max.size is GROUP_MAX_SIZE_REACHED and leaves the classic group alone.
 func TestCGUpgradeRejectedWhenFull(t *testing.T) {
 	h := newCGHarness(t, "group.initial.rebalance.delay.ms=0", "group.consumer.max.size=1")
-	h.topics.add("t1", 4)
+	h.topics.Add("t1", 4)
 	h.classicGroupWithLeader("g", 4)
 	if resp := h.hb(joinReq("g", "a", "t1")); resp.ErrorCode != kerr.GroupMaxSizeReached.Code {
 		t.Fatalf("join on a full classic group: %d", resp.ErrorCode)

@@ -1,39 +1,9 @@
 package coordinator
 
 import (
-	"context"
-
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-func init() {
-	RegisterHandler(69, func(s *Service, ctx context.Context, meta Meta, r kmsg.Request) kmsg.Response {
-		req := r.(*kmsg.ConsumerGroupDescribeRequest)
-		resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
-		results := map[string]kmsg.ConsumerGroupDescribeResponseGroup{}
-		order, byShard := s.byShard(req.Groups)
-		for _, sh := range order {
-			ids := byShard[sh]
-			out, err := s.do(ctx, ids[0], meta, ConsumerGroupDescribe(ids, req.Version))
-			for i, id := range ids {
-				if err != nil {
-					g := kmsg.NewConsumerGroupDescribeResponseGroup()
-					g.Group = id
-					g.ErrorCode = ErrorCode(err)
-					g.ErrorMessage = ErrorMessage(err)
-					results[id] = g
-					continue
-				}
-				results[id] = out.([]kmsg.ConsumerGroupDescribeResponseGroup)[i]
-			}
-		}
-		for _, id := range req.Groups {
-			resp.Groups = append(resp.Groups, results[id])
-		}
-		return resp
-	})
-}
 
 // Member types in ConsumerGroupDescribe v1.
 const (
@@ -42,16 +12,16 @@ const (
 )
 
 // ConsumerGroupDescribe describes consumer groups of one shard (ConsumerGroupDescribe v0–v1;
-// reference §1.13); the reply is a []kmsg.ConsumerGroupDescribeResponseGroup in the order of
-// ids. An empty id is INVALID_GROUP_ID; an unknown group or a group of another type is
-// GROUP_ID_NOT_FOUND with a message.
-func ConsumerGroupDescribe(ids []string, version int16) func(st *State, c *Call) {
-	return func(st *State, c *Call) {
+// Kafka's GroupMetadataManager.consumerGroupDescribe); the reply is a
+// []kmsg.ConsumerGroupDescribeResponseGroup in the order of ids. An empty id is INVALID_GROUP_ID;
+// an unknown group or a group of another type is GROUP_ID_NOT_FOUND with a message.
+func ConsumerGroupDescribe(ids []string, version int16) func(st *State, c *Call[[]kmsg.ConsumerGroupDescribeResponseGroup]) {
+	return func(st *State, c *Call[[]kmsg.ConsumerGroupDescribeResponseGroup]) {
 		out := make([]kmsg.ConsumerGroupDescribeResponseGroup, 0, len(ids))
 		for _, id := range ids {
 			out = append(out, describeConsumerGroup(st, id, version))
 		}
-		st.Reply(c, out)
+		c.Reply(st, out)
 	}
 }
 
@@ -116,8 +86,8 @@ func describeAssignment(st *State, a topicPartitions) kmsg.Assignment {
 	out.TopicPartitions = []kmsg.AssignmentTopicPartition{}
 	for _, t := range sortedTopicIDs(a) {
 		tp := kmsg.AssignmentTopicPartition{TopicID: t, Partitions: append([]int32{}, a[t]...)}
-		if st.Cfg.Topics != nil {
-			tp.Topic, _ = st.Cfg.Topics.TopicName(t)
+		if st.Image != nil {
+			tp.Topic, _ = st.Image.TopicName(t)
 		}
 		out.TopicPartitions = append(out.TopicPartitions, tp)
 	}

@@ -6,13 +6,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// TestDescribeGroupsConsumerGroupWithClassicMembers: DescribeGroups (API 15) describes only
-// classic groups (reference §1.11); a consumer group is Dead with GROUP_ID_NOT_FOUND ("is not a
-// classic group.") on v6+ and no error before, even when some of its members use the classic
-// protocol, and without members.
+// TestDescribeGroupsConsumerGroupWithClassicMembers: DescribeGroups (API 15) describes only classic
+// groups (Kafka's GroupMetadataManager.describeGroups); a consumer group is Dead with
+// GROUP_ID_NOT_FOUND ("is not a classic group.") on v6+ and no error before, even when some of its
+// members use the classic protocol, and without members.
 func TestDescribeGroupsConsumerGroupWithClassicMembers(t *testing.T) {
 	h := newCGHarness(t)
-	h.topics.add("t1", 4)
+	h.topics.Add("t1", 4)
 	a := h.joinClient("g", "a", "t1")
 	h.settle("g", []*cgClient{a})
 	cl := &cgClassicClient{group: "g"}

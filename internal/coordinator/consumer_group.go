@@ -302,7 +302,7 @@ func (g *ConsumerGroup) memberTopics(m *consumerMember) []string {
 }
 
 // IsSubscribedToTopic implements Group: topic ∈ union of subscribed names and regex-resolved
-// topics of the current members (reference §1.9).
+// topics of the current members (Kafka's ConsumerGroup.isSubscribedToTopic).
 func (g *ConsumerGroup) IsSubscribedToTopic(topic string) bool {
 	if g.nameRefs[topic] > 0 {
 		return true
@@ -353,12 +353,12 @@ func (g *ConsumerGroup) ValidateOffsetCommit(st *State, c *CommitIdentity) error
 	switch {
 	case c.GenerationOrEpoch == cur.epoch:
 		return nil
-	case c.GenerationOrEpoch > cur.epoch || len(c.Partitions) == 0 || st == nil || st.Cfg == nil || st.Cfg.Topics == nil:
+	case c.GenerationOrEpoch > cur.epoch || len(c.Partitions) == 0 || st == nil || st.Image == nil:
 		return Errf(kerr.StaleMemberEpoch, "The received member epoch %d does not match the current member epoch %d.", c.GenerationOrEpoch, cur.epoch)
 	}
 	var perr PartitionErrors
 	for _, topic := range sortedKeys(c.Partitions) {
-		id, _, known := st.Cfg.Topics.TopicID(topic)
+		id, _, known := st.Image.TopicID(topic)
 		for _, p := range c.Partitions[topic] {
 			ok := false
 			if known {

@@ -5,80 +5,20 @@ import (
 	"log/slog"
 	"math/rand"
 	"reflect"
-	"sort"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/muster-io/muster/internal/config"
+	"github.com/muster-io/muster/internal/metadata"
 )
-
-// cgTestTopics is an in-memory TopicSource.
-type cgTestTopics struct {
-	byName map[string]*cgTestTopic
-	rack   string
-	next   byte
-}
-
-type cgTestTopic struct {
-	id    [16]byte
-	parts int32
-}
-
-func newCGTestTopics() *cgTestTopics { return &cgTestTopics{byName: map[string]*cgTestTopic{}} }
-
-func (t *cgTestTopics) add(name string, parts int32) [16]byte {
-	if tp, ok := t.byName[name]; ok {
-		tp.parts = parts
-		return tp.id
-	}
-	t.next++
-	var id [16]byte
-	id[0], id[15] = 0xAB, t.next
-	t.byName[name] = &cgTestTopic{id: id, parts: parts}
-	return id
-}
-
-func (t *cgTestTopics) TopicID(name string) ([16]byte, int32, bool) {
-	tp, ok := t.byName[name]
-	if !ok {
-		return [16]byte{}, 0, false
-	}
-	return tp.id, tp.parts, true
-}
-
-func (t *cgTestTopics) TopicName(id [16]byte) (string, bool) {
-	for n, tp := range t.byName {
-		if tp.id == id {
-			return n, true
-		}
-	}
-	return "", false
-}
-
-func (t *cgTestTopics) TopicNames() []string {
-	out := sortedKeys(t.byName)
-	sort.Strings(out)
-	return out
-}
-
-func (t *cgTestTopics) Rack() string { return t.rack }
-
-func (t *cgTestTopics) CreateTopic(name string, partitions int32, _ map[string]string) error {
-	if _, ok := t.byName[name]; !ok {
-		t.add(name, partitions)
-	}
-	return nil
-}
 
 // cgHarness drives one shard State directly: every operation runs in its own batch, written
 // records are collected, timers fire when the manual clock is advanced.
 type cgHarness struct {
-	t       testing.TB
-	st      *State
-	topics  *cgTestTopics
-	records []Record
+	shardDriver
+	topics *metadata.Set
 }
 
 var cgT0 = time.UnixMilli(1_700_000_000_000)
@@ -86,45 +26,19 @@ var cgT0 = time.UnixMilli(1_700_000_000_000)
 // newCGHarness builds a harness; group.consumer.assignment.interval.ms defaults to 0 here (every
 // epoch bump computes a target at once) unless overridden.
 func newCGHarness(t testing.TB, overrides ...string) *cgHarness {
-	topics := newCGTestTopics()
+	topics := metadata.NewSet()
 	overrides = append([]string{"group.consumer.assignment.interval.ms=0"}, overrides...)
 	cfg := ConfigFrom(config.Defaults(overrides...))
-	cfg.Topics = topics
-	st := NewState(0, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	st := NewState(0, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), &testIDs{})
 	st.Now = cgT0
-	return &cgHarness{t: t, st: st, topics: topics}
-}
-
-func (h *cgHarness) run(op func(st *State, c *Call)) any {
 	cid := "client"
-	c := &Call{op: op, done: make(chan struct{}), Meta: Meta{ClientID: &cid, ClientHost: "/127.0.0.1"}}
-	h.st.batch = &batch{}
-	op(h.st, c)
-	h.records = append(h.records, h.st.batch.records...)
-	h.st.batch = nil
-	if !c.replied {
-		h.t.Fatalf("operation did not reply")
-	}
-	return c.resp
-}
-
-// advance moves the clock and fires every due timer.
-func (h *cgHarness) advance(d time.Duration) {
-	h.st.Now = h.st.Now.Add(d)
-	h.st.batch = &batch{}
-	for {
-		tm := h.st.Timers.popDue(h.st.Now)
-		if tm == nil {
-			break
-		}
-		tm.fn(h.st)
-	}
-	h.records = append(h.records, h.st.batch.records...)
-	h.st.batch = nil
+	h := &cgHarness{shardDriver: shardDriver{t: t, st: st, meta: Meta{ClientID: &cid, ClientHost: "/127.0.0.1"}}, topics: topics}
+	h.image = topics.Image
+	return h
 }
 
 func (h *cgHarness) hb(req *kmsg.ConsumerGroupHeartbeatRequest) *kmsg.ConsumerGroupHeartbeatResponse {
-	return h.run(ConsumerGroupHeartbeat(req)).(*kmsg.ConsumerGroupHeartbeatResponse)
+	return run(h, ConsumerGroupHeartbeat(req))
 }
 
 func (h *cgHarness) group(id string) *ConsumerGroup {
@@ -249,7 +163,8 @@ func (h *cgHarness) settle(group string, clients []*cgClient) {
 }
 
 // checkReplayEquivalence replays the last record of every key written so far, in a shuffled
-// order, into a fresh State and compares every group's Durable value.
+// order, into a fresh State and compares every group's Durable value and every committed
+// offset (durableView, as coordtest.CheckReplay does).
 func (h *cgHarness) checkReplayEquivalence(seed int64) {
 	h.t.Helper()
 	last := map[string]Record{}
@@ -261,10 +176,9 @@ func (h *cgHarness) checkReplayEquivalence(seed int64) {
 		recs = append(recs, last[k])
 	}
 	rand.New(rand.NewSource(seed)).Shuffle(len(recs), func(i, j int) { recs[i], recs[j] = recs[j], recs[i] })
-	fresh := NewState(0, h.st.Cfg, h.st.Log)
-	fresh.Loading = true
+	fresh := NewState(0, h.st.Cfg, h.st.Log, &testIDs{})
 	for _, r := range recs {
-		if err := fresh.replay(r); err != nil {
+		if err := fresh.Replay(r); err != nil {
 			h.t.Fatalf("replay: %v", err)
 		}
 	}
@@ -276,6 +190,9 @@ func (h *cgHarness) checkReplayEquivalence(seed int64) {
 		if a, b := g.Durable(), fresh.Groups[id].Durable(); !reflect.DeepEqual(a, b) {
 			h.t.Fatalf("group %s differs after replay:\nlive     %+v\nreplayed %+v", id, a, b)
 		}
+	}
+	if a, b := durableView(h.st), durableView(fresh); !reflect.DeepEqual(a, b) {
+		h.t.Fatalf("durable state differs after replay:\nlive     %+v\nreplayed %+v", a, b)
 	}
 }
 

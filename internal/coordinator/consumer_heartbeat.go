@@ -1,8 +1,6 @@
 package coordinator
 
 import (
-	"context"
-	"crypto/rand"
 	"encoding/base64"
 	"sort"
 	"strings"
@@ -10,81 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/muster-io/muster/internal/config"
 )
-
-func init() {
-	RegisterHandler(68, func(s *Service, ctx context.Context, meta Meta, r kmsg.Request) kmsg.Response {
-		req := r.(*kmsg.ConsumerGroupHeartbeatRequest)
-		resp, err := s.do(ctx, req.Group, meta, ConsumerGroupHeartbeat(req))
-		if err != nil {
-			return cgHeartbeatError(req, err)
-		}
-		return resp.(kmsg.Response)
-	})
-	RegisterOnLoad(func(st *State) {
-		for _, g := range st.consumerGroups() {
-			for _, mid := range sortedKeys(g.members) {
-				g.scheduleSession(st, mid)
-				if c := g.current(mid); c.state == MemberUnrevokedPartitions {
-					g.scheduleRebalance(st, mid, c.epoch)
-				}
-			}
-		}
-	})
-}
-
-func cfgInt(st *State, key string, def int64) int64 {
-	if st.Cfg != nil && st.Cfg.Values != nil {
-		return st.Cfg.Values.Int(key)
-	}
-	return def
-}
-
-// cgConfig is the broker configuration a consumer group heartbeat reads, derived once per
-// config Values (cgConfigMemo).
-type cgConfig struct {
-	session            time.Duration // group.consumer.session.timeout.ms
-	heartbeat          int32         // group.consumer.heartbeat.interval.ms
-	maxSize            int           // group.consumer.max.size
-	assignmentInterval time.Duration // group.consumer.assignment.interval.ms
-	enabled            bool          // "consumer" in group.coordinator.rebalance.protocols
-}
-
-// cgDefaultConfig applies without config Values (tests building a bare State).
-var cgDefaultConfig = cgConfig{session: 45 * time.Second, heartbeat: 5000, maxSize: 2147483647,
-	assignmentInterval: time.Second, enabled: true}
-
-var cgConfigMemo cfgMemo[cgConfig]
-
-func cgCfg(st *State) cgConfig {
-	if st.Cfg == nil || st.Cfg.Values == nil {
-		return cgDefaultConfig
-	}
-	return cgConfigMemo.get(st.Cfg.Values, func(v *config.Values) cgConfig {
-		c := cgConfig{
-			session:            time.Duration(v.Int("group.consumer.session.timeout.ms")) * time.Millisecond,
-			heartbeat:          int32(v.Int("group.consumer.heartbeat.interval.ms")),
-			maxSize:            int(v.Int("group.consumer.max.size")),
-			assignmentInterval: time.Duration(v.Int("group.consumer.assignment.interval.ms")) * time.Millisecond,
-		}
-		for _, p := range v.List("group.coordinator.rebalance.protocols") {
-			if p == "consumer" {
-				c.enabled = true
-			}
-		}
-		return c
-	})
-}
-
-func cgSessionTimeout(st *State) time.Duration { return cgCfg(st).session }
-
-func cgHeartbeatInterval(st *State) int32 { return cgCfg(st).heartbeat }
-
-func cgMaxSize(st *State) int { return cgCfg(st).maxSize }
-
-func consumerProtocolEnabled(st *State) bool { return cgCfg(st).enabled }
 
 func cgHeartbeatError(req *kmsg.ConsumerGroupHeartbeatRequest, err error) *kmsg.ConsumerGroupHeartbeatResponse {
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
@@ -93,17 +17,18 @@ func cgHeartbeatError(req *kmsg.ConsumerGroupHeartbeatRequest, err error) *kmsg.
 	return resp
 }
 
-// ConsumerGroupHeartbeat handles ConsumerGroupHeartbeat v0–v1 (KIP-848; reference §1.4) on the
-// group's shard: join (member epoch 0), heartbeat, leave (-1) and static temporary leave (-2).
-// Errors are answered in the response with Kafka's codes and messages.
-func ConsumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) func(st *State, c *Call) {
-	return func(st *State, c *Call) {
-		resp, err := consumerGroupHeartbeat(st, c, req)
+// ConsumerGroupHeartbeat handles ConsumerGroupHeartbeat v0–v1 (KIP-848; Kafka's
+// GroupMetadataManager.consumerGroupHeartbeat) on the group's shard: join (member epoch 0),
+// heartbeat, leave (-1) and static temporary leave (-2). Errors are answered in the response with
+// Kafka's codes and messages.
+func ConsumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) func(st *State, c *Call[*kmsg.ConsumerGroupHeartbeatResponse]) {
+	return func(st *State, c *Call[*kmsg.ConsumerGroupHeartbeatResponse]) {
+		resp, err := consumerGroupHeartbeat(st, &c.Meta, req)
 		if err != nil {
-			st.Reply(c, cgHeartbeatError(req, err))
+			c.Reply(st, cgHeartbeatError(req, err))
 			return
 		}
-		st.Reply(c, resp)
+		c.Reply(st, resp)
 	}
 }
 
@@ -149,8 +74,8 @@ func validateCGHeartbeat(st *State, req *kmsg.ConsumerGroupHeartbeatRequest) err
 	return nil
 }
 
-func consumerGroupHeartbeat(st *State, c *Call, req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error) {
-	if !consumerProtocolEnabled(st) {
+func consumerGroupHeartbeat(st *State, c *Meta, req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error) {
+	if !st.Cfg.Consumer.Enabled {
 		return nil, kerr.UnsupportedVersion
 	}
 	if err := validateCGHeartbeat(st, req); err != nil {
@@ -198,8 +123,8 @@ func cgGetOrCreate(st *State, id string, create bool) (*ConsumerGroup, bool, err
 			}
 			// The joining member would not fit: fail before converting (Kafka discards the
 			// conversion records with the failed heartbeat).
-			if len(g.members) >= cgMaxSize(st) {
-				return nil, false, Errf(kerr.GroupMaxSizeReached, "The consumer group has reached its maximum capacity of %d members.", cgMaxSize(st))
+			if len(g.members) >= st.Cfg.Consumer.MaxSize {
+				return nil, false, Errf(kerr.GroupMaxSizeReached, "The consumer group has reached its maximum capacity of %d members.", st.Cfg.Consumer.MaxSize)
 			}
 			cg, err := convertClassicToConsumer(st, g)
 			if err != nil {
@@ -217,9 +142,9 @@ func cgGetOrCreate(st *State, id string, create bool) (*ConsumerGroup, bool, err
 	return g, true, nil
 }
 
-func newConsumerMemberID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
+// newConsumerMemberID is a random UUID in URL-safe base64, as Kafka's Uuid.randomUuid().toString().
+func newConsumerMemberID(st *State) string {
+	b := st.IDs.NewUUID()
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
@@ -282,15 +207,15 @@ func isSubsetTP(owned, assigned topicPartitions) bool {
 	return true
 }
 
-func (g *ConsumerGroup) heartbeat(st *State, c *Call, req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error) {
+func (g *ConsumerGroup) heartbeat(st *State, c *Meta, req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error) {
 	memberID := req.MemberID
-	if len(g.members) >= cgMaxSize(st) {
+	if len(g.members) >= st.Cfg.Consumer.MaxSize {
 		if _, ok := g.members[memberID]; memberID == "" || !ok {
-			return nil, Errf(kerr.GroupMaxSizeReached, "The consumer group has reached its maximum capacity of %d members.", cgMaxSize(st))
+			return nil, Errf(kerr.GroupMaxSizeReached, "The consumer group has reached its maximum capacity of %d members.", st.Cfg.Consumer.MaxSize)
 		}
 	}
 	if memberID == "" {
-		memberID = newConsumerMemberID()
+		memberID = newConsumerMemberID(st)
 	}
 	owned := &ownedReport{topics: req.Topics}
 	old := g.members[memberID]
@@ -345,7 +270,7 @@ func (g *ConsumerGroup) heartbeat(st *State, c *Call, req *kmsg.ConsumerGroupHea
 	mid := memberID
 	resp.MemberID = &mid
 	resp.MemberEpoch = after.epoch
-	resp.HeartbeatIntervalMillis = cgHeartbeatInterval(st)
+	resp.HeartbeatIntervalMillis = int32(st.Cfg.Consumer.HeartbeatInterval / time.Millisecond)
 	full := req.MemberEpoch == 0 || (req.RebalanceTimeoutMillis != -1 &&
 		(req.SubscribedTopicNames != nil || req.SubscribedTopicRegex != nil) && req.Topics != nil)
 	if full || (before != after && !equalTP(before.assigned, after.assigned)) {
@@ -359,7 +284,7 @@ func (g *ConsumerGroup) heartbeat(st *State, c *Call, req *kmsg.ConsumerGroupHea
 // known, uses the consumer protocol, and the request and connection repeat its values or omit
 // them. Conservative: a subscription list that is not already sorted and distinct counts as a
 // change (the slow path then compares encodings).
-func cgMemberUnchanged(old *consumerMember, req *kmsg.ConsumerGroupHeartbeatRequest, c *Call) bool {
+func cgMemberUnchanged(old *consumerMember, req *kmsg.ConsumerGroupHeartbeatRequest, c *Meta) bool {
 	if old == nil || old.classic != nil {
 		return false
 	}
@@ -395,7 +320,7 @@ func cgMemberUnchanged(old *consumerMember, req *kmsg.ConsumerGroupHeartbeatRequ
 }
 
 // cgUpdatedMember is old (nil: a new member memberID) with the heartbeat's fields applied.
-func cgUpdatedMember(old *consumerMember, memberID string, req *kmsg.ConsumerGroupHeartbeatRequest, c *Call) *consumerMember {
+func cgUpdatedMember(old *consumerMember, memberID string, req *kmsg.ConsumerGroupHeartbeatRequest, c *Meta) *consumerMember {
 	nm := &consumerMember{id: memberID}
 	if old != nil {
 		cp := *old
@@ -643,7 +568,7 @@ func (g *ConsumerGroup) sessionKey(m *consumerMember, mid string) string {
 // session timer only moves its deadline (Timers.Rearm: no allocation).
 func (g *ConsumerGroup) scheduleSession(st *State, mid string) {
 	gid := g.id
-	d := cgSessionTimeout(st)
+	d := st.Cfg.Consumer.SessionTimeout
 	m := g.members[mid]
 	if m != nil && m.classic != nil {
 		d = time.Duration(m.classic.sessionTimeout) * time.Millisecond
@@ -677,4 +602,17 @@ func (g *ConsumerGroup) scheduleRebalance(st *State, mid string, epoch int32) {
 			cg.fenceMember(st, mid, "it failed to revoke partitions within the rebalance timeout")
 		}
 	})
+}
+
+// onLoadedConsumer is the consumer part of Kafka's onLoaded: every member's session timer is
+// re-armed, and the rebalance timer of a member still revoking partitions restarts.
+func onLoadedConsumer(st *State) {
+	for _, g := range st.consumerGroups() {
+		for _, mid := range sortedKeys(g.members) {
+			g.scheduleSession(st, mid)
+			if c := g.current(mid); c.state == MemberUnrevokedPartitions {
+				g.scheduleRebalance(st, mid, c.epoch)
+			}
+		}
+	}
 }

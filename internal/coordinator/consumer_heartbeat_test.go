@@ -12,7 +12,7 @@ func strp(s string) *string { return &s }
 
 func TestCGHeartbeatValidation(t *testing.T) {
 	h := newCGHarness(t)
-	h.topics.add("t", 3)
+	h.topics.Add("t", 3)
 	type tc struct {
 		name string
 		mod  func(r *kmsg.ConsumerGroupHeartbeatRequest)
@@ -65,7 +65,7 @@ func TestCGHeartbeatValidation(t *testing.T) {
 
 func TestCGMemberErrors(t *testing.T) {
 	h := newCGHarness(t, "group.consumer.max.size=2")
-	tid := h.topics.add("t", 4)
+	tid := h.topics.Add("t", 4)
 	a := h.joinClient("g", "a", "t")
 	if a.epoch != 1 || countTP(a.owned) != 4 {
 		t.Fatalf("a: epoch %d owned %v", a.epoch, a.owned)
@@ -99,7 +99,7 @@ func TestCGMemberErrors(t *testing.T) {
 
 func TestCGPreviousEpochAccepted(t *testing.T) {
 	h := newCGHarness(t)
-	h.topics.add("t", 4)
+	h.topics.Add("t", 4)
 	a := h.joinClient("g", "a", "t")
 	b := h.joinClient("g", "b", "t")
 	clients := []*cgClient{a, b}
@@ -118,7 +118,7 @@ func TestCGPreviousEpochAccepted(t *testing.T) {
 
 func TestCGV0ServerGeneratedMemberID(t *testing.T) {
 	h := newCGHarness(t)
-	h.topics.add("t", 2)
+	h.topics.Add("t", 2)
 	r := joinReq("g", "", "t")
 	r.Version = 0
 	resp := h.hb(r)
@@ -132,7 +132,7 @@ func TestCGV0ServerGeneratedMemberID(t *testing.T) {
 
 func TestCGJoinLeaveAndReconciliation(t *testing.T) {
 	h := newCGHarness(t)
-	tid := h.topics.add("t", 6)
+	tid := h.topics.Add("t", 6)
 	a := h.joinClient("g", "a", "t")
 	if a.epoch != 1 || !equalTP(a.owned, tp(tid, []int32{0, 1, 2, 3, 4, 5})) {
 		t.Fatalf("a: %d %v", a.epoch, a.owned)
@@ -199,7 +199,7 @@ func TestCGJoinLeaveAndReconciliation(t *testing.T) {
 
 func TestCGThreeMembersSixPartitions(t *testing.T) {
 	h := newCGHarness(t)
-	h.topics.add("t", 6)
+	h.topics.Add("t", 6)
 	var clients []*cgClient
 	for _, id := range []string{"m1", "m2", "m3"} {
 		clients = append(clients, h.joinClient("g", id, "t"))
@@ -233,7 +233,7 @@ func TestCGThreeMembersSixPartitions(t *testing.T) {
 
 func TestCGSessionTimeoutFencing(t *testing.T) {
 	h := newCGHarness(t)
-	h.topics.add("t", 6)
+	h.topics.Add("t", 6)
 	a := h.joinClient("g", "a", "t")
 	b := h.joinClient("g", "b", "t")
 	clients := []*cgClient{a, b}
@@ -262,7 +262,7 @@ func TestCGSessionTimeoutFencing(t *testing.T) {
 
 func TestCGRebalanceTimeoutFencing(t *testing.T) {
 	h := newCGHarness(t)
-	h.topics.add("t", 4)
+	h.topics.Add("t", 4)
 	a := h.joinClient("g", "a", "t")
 	h.joinClient("g", "b", "t")
 	// a learns it must revoke, then keeps heartbeating while still owning everything.
@@ -281,7 +281,7 @@ func TestCGRebalanceTimeoutFencing(t *testing.T) {
 
 func TestCGStaticTemporaryLeaveAndRejoin(t *testing.T) {
 	h := newCGHarness(t)
-	h.topics.add("t", 4)
+	h.topics.Add("t", 4)
 	join := func(member string) *kmsg.ConsumerGroupHeartbeatResponse {
 		r := joinReq("g", member, "t")
 		r.InstanceID = strp("i1")
@@ -341,11 +341,11 @@ func TestCGStaticTemporaryLeaveAndRejoin(t *testing.T) {
 
 func TestCGClassicGroupInterplay(t *testing.T) {
 	h := newCGHarness(t)
-	h.topics.add("t", 2)
+	h.topics.Add("t", 2)
 	// A simple classic group (offset commits only) is replaced on join.
-	h.run(func(st *State, c *Call) {
+	run(h, func(st *State, c *Call[Ack]) {
+		defer c.Reply(st, Ack{})
 		st.WriteOffset("g", "t", 0, &OffsetValue{Offset: 5, LeaderEpoch: -1, CommitTime: st.Now})
-		st.Reply(c, nil)
 	})
 	if _, ok := h.st.Groups["g"].(*ClassicGroup); !ok {
 		t.Fatalf("no simple group")
@@ -377,7 +377,7 @@ func TestCGClassicGroupInterplay(t *testing.T) {
 	jr.RebalanceTimeoutMillis = 10000
 	jr.ProtocolType = "consumer"
 	jr.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{}}}
-	h.run(JoinGroup(jr))
+	run(h, JoinGroup(jr))
 	if _, ok := h.st.Groups["g"].(*ClassicGroup); !ok {
 		t.Fatalf("empty consumer group not replaced by a classic join: %T", h.st.Groups["g"])
 	}
@@ -385,8 +385,8 @@ func TestCGClassicGroupInterplay(t *testing.T) {
 
 func TestCGServerAssignorPreference(t *testing.T) {
 	h := newCGHarness(t)
-	h.topics.add("t", 4)
-	h.topics.add("u", 4)
+	h.topics.Add("t", 4)
+	h.topics.Add("u", 4)
 	r := joinReq("g", "a", "t", "u")
 	r.ServerAssignor = strp("range")
 	h.hb(r)
@@ -405,7 +405,7 @@ func TestCGServerAssignorPreference(t *testing.T) {
 	if got := g.preferredAssignor(h.st); got != "uniform" || g.GroupEpoch() <= epoch {
 		t.Fatalf("assignor %s epoch %d", got, g.GroupEpoch())
 	}
-	resp := h.run(ConsumerGroupDescribe([]string{"g"}, 1)).([]kmsg.ConsumerGroupDescribeResponseGroup)
+	resp := run(h, ConsumerGroupDescribe([]string{"g"}, 1))
 	if resp[0].AssignorName != "uniform" {
 		t.Fatalf("describe assignor %s", resp[0].AssignorName)
 	}

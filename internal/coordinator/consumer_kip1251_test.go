@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestCGOffsetCommitKIP1251: a consumer-protocol member's commit with an older member epoch is
@@ -14,7 +13,7 @@ import (
 // partition otherwise; a newer epoch is stale as a whole; assignment epochs survive replay.
 func TestCGOffsetCommitKIP1251(t *testing.T) {
 	h := newCGHarness(t)
-	h.topics.add("t", 4)
+	h.topics.Add("t", 4)
 	a := h.joinClient("g", "a", "t")
 	b := h.joinClient("g", "b", "t")
 	h.settle("g", []*cgClient{a, b})
@@ -38,7 +37,7 @@ func TestCGOffsetCommitKIP1251(t *testing.T) {
 		t.Fatalf("a: epoch %d (was %d) owns %d", a.epoch, old, countTP(a.owned))
 	}
 	commit := func(epoch int32, parts []int32) map[topicPartition]int16 {
-		resp := h.run(OffsetCommit(commitReq("g", "a", epoch, map[string][]int32{"t": parts}))).(*kmsg.OffsetCommitResponse)
+		resp := run(h, OffsetCommit(commitReq("g", "a", epoch, map[string][]int32{"t": parts})))
 		return commitCodes(resp)
 	}
 	for tp, code := range commit(a.epoch, []int32{0, 1, 2, 3}) {
@@ -121,7 +120,7 @@ func TestCGCurrentAssignmentValueVersions(t *testing.T) {
 // epoch move, so an older-epoch commit for them is accepted from then on.
 func TestCGAssignmentEpochsFromV0(t *testing.T) {
 	h := newCGHarness(t)
-	h.topics.add("t", 4)
+	h.topics.Add("t", 4)
 	a := h.joinClient("g", "a", "t")
 	h.settle("g", []*cgClient{a})
 	g := h.group("g")

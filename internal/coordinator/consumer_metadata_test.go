@@ -4,13 +4,12 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func TestCGMetadataHashKIP1101(t *testing.T) {
 	h := newCGHarness(t)
-	tid := h.topics.add("t", 4)
-	h.topics.add("other", 2)
+	tid := h.topics.Add("t", 4)
+	h.topics.Add("other", 2)
 	a := h.joinClient("g", "a", "t")
 	b := h.joinClient("g", "b", "t")
 	clients := []*cgClient{a, b}
@@ -21,14 +20,14 @@ func TestCGMetadataHashKIP1101(t *testing.T) {
 		t.Fatalf("no metadata hash stored")
 	}
 	// Hash stable: heartbeats after a refresh request with nothing changed do not bump.
-	MarkTopicsChanged(h.st, []string{"t"})
+	markTopicsChanged(h.st, []string{"t"})
 	h.settle("g", clients)
 	if g.GroupEpoch() != epoch || g.MetadataHash() != hash {
 		t.Fatalf("bump without change: %d→%d", epoch, g.GroupEpoch())
 	}
 	// An unsubscribed topic changes: the group is not even flagged; no bump.
-	h.topics.add("other", 8)
-	MarkTopicsChanged(h.st, []string{"other"})
+	h.topics.Add("other", 8)
+	markTopicsChanged(h.st, []string{"other"})
 	if g.refresh {
 		t.Fatalf("group flagged for an unsubscribed topic")
 	}
@@ -37,8 +36,8 @@ func TestCGMetadataHashKIP1101(t *testing.T) {
 		t.Fatalf("bump for an unsubscribed topic")
 	}
 	// Partitions added to the subscribed topic: bump and the new partitions are assigned.
-	h.topics.add("t", 6)
-	MarkTopicsChanged(h.st, []string{"t"})
+	h.topics.Add("t", 6)
+	markTopicsChanged(h.st, []string{"t"})
 	h.settle("g", clients)
 	if g.GroupEpoch() != epoch+1 || g.MetadataHash() == hash {
 		t.Fatalf("no bump after partitions were added: epoch %d", g.GroupEpoch())
@@ -48,16 +47,16 @@ func TestCGMetadataHashKIP1101(t *testing.T) {
 	}
 	// A rack change of the data plane changes the hash.
 	epoch, hash = g.GroupEpoch(), g.MetadataHash()
-	h.topics.rack = "r1"
-	MarkTopicsChanged(h.st, []string{"t"})
+	h.topics.SetRack("r1")
+	markTopicsChanged(h.st, []string{"t"})
 	h.settle("g", clients)
 	if g.GroupEpoch() != epoch+1 || g.MetadataHash() == hash {
 		t.Fatalf("no bump after a rack change")
 	}
 	// The subscribed topic is deleted: bump, nothing assigned.
 	epoch = g.GroupEpoch()
-	delete(h.topics.byName, "t")
-	MarkTopicsChanged(h.st, []string{"t"})
+	h.topics.Delete("t")
+	markTopicsChanged(h.st, []string{"t"})
 	h.settle("g", clients)
 	if g.GroupEpoch() != epoch+1 || g.MetadataHash() != 0 || countTP(a.owned)+countTP(b.owned) != 0 {
 		t.Fatalf("topic deletion: epoch %d hash %d owned %v %v", g.GroupEpoch(), g.MetadataHash(), a.owned, b.owned)
@@ -67,7 +66,7 @@ func TestCGMetadataHashKIP1101(t *testing.T) {
 
 func TestCGLegacyMetadataWithoutHash(t *testing.T) {
 	h := newCGHarness(t)
-	h.topics.add("t", 4)
+	h.topics.Add("t", 4)
 	a := h.joinClient("g", "a", "t")
 	b := h.joinClient("g", "b", "t")
 	clients := []*cgClient{a, b}
@@ -82,23 +81,19 @@ func TestCGLegacyMetadataWithoutHash(t *testing.T) {
 	h.records = append(h.records, Record{Key: cgMetadataKey("g"), Value: e.B})
 	// Load a fresh shard from the records.
 	fresh := newCGHarness(t)
-	fresh.topics = h.topics
+	fresh.topics, fresh.image = h.topics, h.topics.Image
 	fresh.st.Cfg = h.st.Cfg
 	last := map[string]Record{}
 	for _, r := range h.records {
 		last[string(r.Key)] = r
 	}
-	fresh.st.Loading = true
 	for _, k := range sortedKeys(last) {
-		if err := fresh.st.replay(last[k]); err != nil {
+		if err := fresh.st.Replay(last[k]); err != nil {
 			t.Fatal(err)
 		}
 		fresh.records = append(fresh.records, last[k])
 	}
-	fresh.st.Loading = false
-	for _, hook := range onLoadHooks {
-		hook(fresh.st)
-	}
+	fresh.st.OnLoaded(fresh.st.Now)
 	fg := fresh.group("g")
 	if fg.MetadataHash() != 0 || fg.GroupEpoch() != epoch {
 		t.Fatalf("legacy load: hash %d epoch %d", fg.MetadataHash(), fg.GroupEpoch())
@@ -119,9 +114,9 @@ func TestCGLegacyMetadataWithoutHash(t *testing.T) {
 
 func TestCGRegexSubscription(t *testing.T) {
 	h := newCGHarness(t)
-	h.topics.add("orders-eu", 2)
-	h.topics.add("orders-us", 2)
-	h.topics.add("payments", 2)
+	h.topics.Add("orders-eu", 2)
+	h.topics.Add("orders-us", 2)
+	h.topics.Add("payments", 2)
 	r := joinReq("g", "a", "")
 	r.SubscribedTopicNames = nil
 	r.SubscribedTopicRegex = strp("orders-.*")
@@ -140,8 +135,8 @@ func TestCGRegexSubscription(t *testing.T) {
 	a := &cgClient{group: "g", id: "a", epoch: resp.MemberEpoch, owned: respTP(resp.Assignment)}
 	epoch := g.GroupEpoch()
 	// A new matching topic is picked up after the topic change.
-	h.topics.add("orders-ap", 3)
-	MarkTopicsChanged(h.st, []string{"orders-ap"})
+	h.topics.Add("orders-ap", 3)
+	markTopicsChanged(h.st, []string{"orders-ap"})
 	h.beat(a)
 	h.beat(a)
 	if g.GroupEpoch() != epoch+1 || countTP(a.owned) != 7 || !g.IsSubscribedToTopic("orders-ap") {
@@ -158,10 +153,10 @@ func TestCGRegexSubscription(t *testing.T) {
 
 func TestCGDescribe(t *testing.T) {
 	h := newCGHarness(t)
-	h.topics.add("t", 2)
+	h.topics.Add("t", 2)
 	h.joinClient("g", "a", "t")
 	h.st.Groups["c"] = newSimpleClassicGroup("c")
-	out := h.run(ConsumerGroupDescribe([]string{"g", "nope", "c", ""}, 1)).([]kmsg.ConsumerGroupDescribeResponseGroup)
+	out := run(h, ConsumerGroupDescribe([]string{"g", "nope", "c", ""}, 1))
 	g := out[0]
 	if g.ErrorCode != 0 || g.State != "Stable" || g.Epoch != 1 || g.AssignmentEpoch != 1 || g.AssignorName != "uniform" || len(g.Members) != 1 {
 		t.Fatalf("describe: %+v", g)
@@ -181,7 +176,7 @@ func TestCGDescribe(t *testing.T) {
 	if out[3].ErrorCode != kerr.InvalidGroupID.Code {
 		t.Fatalf("empty id: %+v", out[3])
 	}
-	v0 := h.run(ConsumerGroupDescribe([]string{"g"}, 0)).([]kmsg.ConsumerGroupDescribeResponseGroup)
+	v0 := run(h, ConsumerGroupDescribe([]string{"g"}, 0))
 	if v0[0].Members[0].MemberType != -1 {
 		t.Fatalf("v0 member type %d", v0[0].Members[0].MemberType)
 	}
@@ -189,7 +184,7 @@ func TestCGDescribe(t *testing.T) {
 
 func TestCGOffsetValidation(t *testing.T) {
 	h := newCGHarness(t)
-	h.topics.add("t", 2)
+	h.topics.Add("t", 2)
 	h.joinClient("g", "a", "t")
 	g := h.group("g")
 	code := func(err error) int16 { return ErrorCode(err) }
@@ -230,7 +225,7 @@ func TestCGOffsetValidation(t *testing.T) {
 		t.Fatalf("empty group validation")
 	}
 	// Delete: tombstones in Kafka's order remove the group; replay agrees.
-	h.run(func(st *State, c *Call) { g.WriteTombstones(st); st.Reply(c, nil) })
+	run(h, func(st *State, c *Call[Ack]) { g.WriteTombstones(st); c.Reply(st, Ack{}) })
 	if _, ok := h.st.Groups["g"]; ok {
 		t.Fatalf("group kept after its tombstones")
 	}

@@ -10,34 +10,17 @@ import (
 
 // Online migration between classic and consumer groups (group.consumer.migration.policy:
 // disabled | upgrade | downgrade | bidirectional; Kafka's convertToConsumerGroup and
-// convertToClassicGroup; reference §1.4, §1.6).
-
-func cgMigrationPolicy(st *State) string {
-	if st.Cfg != nil && st.Cfg.Values != nil {
-		return st.Cfg.Values.String("group.consumer.migration.policy")
-	}
-	return "bidirectional"
-}
-
-func cgUpgradeEnabled(st *State) bool {
-	p := cgMigrationPolicy(st)
-	return p == "upgrade" || p == "bidirectional"
-}
-
-func cgDowngradeEnabled(st *State) bool {
-	p := cgMigrationPolicy(st)
-	return p == "downgrade" || p == "bidirectional"
-}
+// convertToClassicGroup in GroupMetadataManager).
 
 // validateOnlineUpgrade is Kafka's validateOnlineUpgrade: the policy allows it, the classic group
 // uses the "consumer" embedded protocol and fits group.consumer.max.size.
 func validateOnlineUpgrade(st *State, cl *ClassicGroup) error {
 	switch {
-	case !cgUpgradeEnabled(st):
+	case !st.Cfg.Consumer.UpgradeEnabled():
 		return Errf(kerr.GroupIDNotFound, "Cannot upgrade classic group %s to consumer group because the online upgrade is disabled.", cl.id)
 	case cl.protocolType != "consumer":
 		return Errf(kerr.GroupIDNotFound, "Cannot upgrade classic group %s to consumer group because the group does not use the consumer embedded protocol.", cl.id)
-	case len(cl.members) > cgMaxSize(st):
+	case len(cl.members) > st.Cfg.Consumer.MaxSize:
 		return Errf(kerr.GroupIDNotFound, "Cannot upgrade classic group %s to consumer group because the group size exceeds the consumer group maximum size.", cl.id)
 	}
 	return nil
@@ -73,10 +56,10 @@ func convertClassicToConsumer(st *State, cl *ClassicGroup) (*ConsumerGroup, erro
 				return nil, Errf(kerr.GroupIDNotFound, "Cannot upgrade the classic group %s to consumer group because the embedded consumer protocol is malformed.", cl.id)
 			}
 			for _, t := range a.Topics {
-				if st.Cfg.Topics == nil {
+				if st.Image == nil {
 					break
 				}
-				if tid, _, ok := st.Cfg.Topics.TopicID(t.Topic); ok {
+				if tid, _, ok := st.Image.TopicID(t.Topic); ok {
 					assigned[tid] = append(assigned[tid], t.Partitions...)
 				}
 			}
@@ -101,11 +84,11 @@ func convertClassicToConsumer(st *State, cl *ClassicGroup) (*ConsumerGroup, erro
 	for _, id := range cl.memberIDs() {
 		cm := cl.members[id]
 		if cm.joinCall != nil {
-			st.Reply(cm.joinCall, joinError(cm.joinCall, &kmsg.JoinGroupRequest{Version: cm.joinVersion}, kerr.RebalanceInProgress, id))
+			cm.joinCall.Reply(st, joinError(cm.joinCall, &kmsg.JoinGroupRequest{Version: cm.joinVersion}, kerr.RebalanceInProgress, id))
 			cm.joinCall = nil
 		}
 		if cm.syncCall != nil {
-			st.Reply(cm.syncCall, syncError(cm.syncCall, kerr.RebalanceInProgress))
+			cm.syncCall.Reply(st, syncError(cm.syncCall, kerr.RebalanceInProgress))
 			cm.syncCall = nil
 		}
 		st.Timers.Cancel(heartbeatKey(cl.id, id))
@@ -159,11 +142,11 @@ func (g *ConsumerGroup) downgradeOnFence(st *State, mid string) bool {
 			return false
 		}
 	}
-	if !cgDowngradeEnabled(st) {
+	if !st.Cfg.Consumer.DowngradeEnabled() {
 		st.Log.Info("cannot downgrade consumer group to classic group: the online downgrade is disabled", "group", g.id)
 		return false
 	}
-	if len(g.members)-1 > st.Cfg.GroupMaxSize {
+	if len(g.members)-1 > st.Cfg.Classic.MaxSize {
 		st.Log.Info("cannot downgrade consumer group to classic group: too many members for group.max.size", "group", g.id)
 		return false
 	}
@@ -241,5 +224,5 @@ func (g *ConsumerGroup) downgradeOnReplace(st *State, replaced string) bool {
 			return false
 		}
 	}
-	return cgDowngradeEnabled(st) && len(g.members) <= st.Cfg.GroupMaxSize
+	return st.Cfg.Consumer.DowngradeEnabled() && len(g.members) <= st.Cfg.Classic.MaxSize
 }

@@ -14,9 +14,9 @@ func TestCGStillUnreleasedMatchesNextAssignment(t *testing.T) {
 	for seed := int64(0); seed < 20; seed++ {
 		rng := rand.New(rand.NewSource(seed))
 		h := newCGHarness(t)
-		h.topics.add("t1", 7)
-		h.topics.add("t2", 5)
-		h.topics.add("t3", 3)
+		h.topics.Add("t1", 7)
+		h.topics.Add("t2", 5)
+		h.topics.Add("t3", 3)
 		var clients []*cgClient
 		for step := 0; step < 200; step++ {
 			live := []*cgClient{}

@@ -155,15 +155,6 @@ func checkVersion(d *Dec, max int16, what string) (int16, error) {
 	return v, nil
 }
 
-func init() {
-	RegisterReplay(RecConsumerGroupMetadata, replayCGMetadata)
-	RegisterReplay(RecConsumerGroupMemberMetadata, replayCGMember)
-	RegisterReplay(RecConsumerGroupTargetMetadata, replayCGTargetMeta)
-	RegisterReplay(RecConsumerGroupTargetMember, replayCGTargetMember)
-	RegisterReplay(RecConsumerGroupCurrentMember, replayCGCurrent)
-	RegisterReplay(RecConsumerGroupRegex, replayCGRegex)
-}
-
 // cgForReplay returns the consumer group a record belongs to, creating it lazily (records of one
 // group may load in any order). A classic group with the id (a simple group created by offset
 // commits, or an empty one replaced on join) is replaced. create=false (tombstones) never
@@ -193,7 +184,7 @@ func cgMaybeDrop(st *State, g *ConsumerGroup) {
 	if !g.hasMetadata && !g.hasTargetMeta && len(g.members) == 0 && len(g.currents) == 0 &&
 		len(g.targets) == 0 && len(g.regexes) == 0 {
 		if st.Groups[g.id] == Group(g) {
-			delete(st.Groups, g.id)
+			st.removeGroup(g.id)
 		}
 	}
 }

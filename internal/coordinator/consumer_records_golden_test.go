@@ -61,7 +61,7 @@ func TestConsumerRecordGoldenBytes(t *testing.T) {
 	check("regex value", cgRegexValue(r), h("0000", "00000002", str("ta"), str("tb"), "0000000000000003", "00000000000003e8"))
 
 	// The bytes replay into the same state.
-	st := NewState(0, &Config{Shards: 1}, nil)
+	st := NewState(0, testConfig(), nil, &testIDs{})
 	for _, rec := range []Record{
 		{Key: cgMetadataKey("g"), Value: cgMetadataValue(7, 0x0102)},
 		{Key: cgMemberKey("g", "m"), Value: cgMemberValue(m)},

@@ -34,10 +34,10 @@ func validateSubscriptionRegex(re string) error {
 func resolveRegex(st *State, re string) []string {
 	out := []string{}
 	rx, err := compileSubscriptionRegex(re)
-	if err != nil || st.Cfg.Topics == nil {
+	if err != nil || st.Image == nil {
 		return out
 	}
-	for _, name := range st.Cfg.Topics.TopicNames() {
+	for _, name := range st.Image.TopicNames() {
 		if rx.MatchString(name) {
 			out = append(out, name)
 		}
@@ -48,9 +48,7 @@ func resolveRegex(st *State, re string) []string {
 // regexInUse reports whether a member subscribes with re.
 func (g *ConsumerGroup) regexInUse(re string) bool { return g.regexRefs[re] > 0 }
 
-func regexRefreshInterval(st *State) time.Duration {
-	return time.Duration(cfgInt(st, "group.consumer.regex.refresh.interval.ms", 600000)) * time.Millisecond
-}
+func regexRefreshInterval(st *State) time.Duration { return st.Cfg.Consumer.RegexRefreshInterval }
 
 // refreshRegexes resolves regexes in use that are unresolved, stale (older than
 // group.consumer.regex.refresh.interval.ms) or due for a refresh after a topic change, writes a

@@ -1,15 +1,15 @@
 package coordinator
 
-import (
-	"context"
-	"sync"
-)
+import "github.com/muster-io/muster/internal/metadata"
 
-// MarkTopicsChanged flags every consumer group of the shard that subscribes to one of the
+// markTopicsChanged flags every consumer group of the shard that subscribes to one of the
 // changed topics (created, deleted or resized), or that subscribes with a regex, for a metadata
 // refresh: its next heartbeat re-resolves its regexes and recomputes the KIP-1101 metadata hash,
 // bumping the group epoch only if the hash changed (Kafka's onNewMetadataImage).
-func MarkTopicsChanged(st *State, names []string) {
+func markTopicsChanged(st *State, names []string) {
+	if len(names) == 0 {
+		return
+	}
 	for _, g := range st.consumerGroups() {
 		if g.refresh {
 			continue
@@ -27,26 +27,23 @@ func MarkTopicsChanged(st *State, names []string) {
 	}
 }
 
-// OnTopicsChanged tells every shard that the named topics were created, deleted or changed
-// their partitions (see MarkTopicsChanged). It waits until every active shard has applied it;
-// a shard that is loading or failed needs nothing (a freshly loaded group always refreshes).
-func (rt *Runtime) OnTopicsChanged(ctx context.Context, names []string) {
-	names = append([]string(nil), names...)
-	var wg sync.WaitGroup
-	for i := int32(0); i < rt.Shards(); i++ {
-		wg.Add(1)
-		go func(shard int32) {
-			defer wg.Done()
-			_, _ = rt.DoShard(ctx, shard, Meta{}, func(st *State, c *Call) {
-				MarkTopicsChanged(st, names)
-				st.Reply(c, nil)
-			})
-		}(i)
+// changedTopics lists the topics that differ between two images: created, deleted, recreated
+// with a new id, or resized (Kafka's TopicsDelta).
+func changedTopics(old, cur *metadata.Image) []string {
+	var out []string
+	for _, n := range cur.TopicNames() {
+		a, _ := cur.Topic(n)
+		if b, ok := old.Topic(n); !ok || a != b {
+			out = append(out, n)
+		}
 	}
-	wg.Wait()
-}
-
-// OnTopicsChanged is Runtime.OnTopicsChanged for the data plane.
-func (s *Service) OnTopicsChanged(ctx context.Context, names []string) {
-	s.RT.OnTopicsChanged(ctx, names)
+	for _, n := range old.TopicNames() {
+		if _, ok := cur.Topic(n); !ok {
+			out = append(out, n)
+		}
+	}
+	if old.Rack() != cur.Rack() {
+		out = append(out, cur.TopicNames()...) // every partition's rack changed
+	}
+	return out
 }

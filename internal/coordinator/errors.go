@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func wrapCorrupt(what string, err error) error {
@@ -46,4 +47,28 @@ func ErrorMessage(err error) *string {
 		return &s
 	}
 	return nil
+}
+
+// JoinGroupError is the JoinGroup response for a call that failed before the group answered.
+func JoinGroupError(req *kmsg.JoinGroupRequest, err error) *kmsg.JoinGroupResponse {
+	return joinError(nil, req, err, req.MemberID)
+}
+
+// SyncGroupError is the SyncGroup response for a call that failed before the group answered.
+func SyncGroupError(req *kmsg.SyncGroupRequest, err error) *kmsg.SyncGroupResponse {
+	resp := syncError(nil, err)
+	resp.Version = req.Version
+	return resp
+}
+
+// ConsumerGroupHeartbeatError is the ConsumerGroupHeartbeat response for a call that failed
+// before the group answered.
+func ConsumerGroupHeartbeatError(req *kmsg.ConsumerGroupHeartbeatRequest, err error) *kmsg.ConsumerGroupHeartbeatResponse {
+	return cgHeartbeatError(req, err)
+}
+
+// StreamsGroupHeartbeatError is the StreamsGroupHeartbeat response for a call that failed before
+// the group answered.
+func StreamsGroupHeartbeatError(req *kmsg.StreamsGroupHeartbeatRequest, err error) *kmsg.StreamsGroupHeartbeatResponse {
+	return streamsHeartbeatError(req, err)
 }

@@ -1,7 +1,6 @@
 package coordinator_test
 
 import (
-	"crypto/sha256"
 	"sort"
 	"testing"
 	"time"
@@ -10,45 +9,8 @@ import (
 
 	"github.com/muster-io/muster/internal/config"
 	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/coordinator/coordtest"
 )
-
-// seedTopics is a fixed in-memory TopicSource for generating real records.
-type seedTopics map[string]int32
-
-func (t seedTopics) TopicID(name string) ([16]byte, int32, bool) {
-	n, ok := t[name]
-	var id [16]byte
-	s := sha256.Sum256([]byte(name))
-	copy(id[:], s[:16])
-	return id, n, ok
-}
-
-func (t seedTopics) TopicName(id [16]byte) (string, bool) {
-	for n := range t {
-		if i, _, _ := t.TopicID(n); i == id {
-			return n, true
-		}
-	}
-	return "", false
-}
-
-func (t seedTopics) TopicNames() []string {
-	var out []string
-	for n := range t {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func (t seedTopics) Rack() string { return "" }
-
-func (t seedTopics) CreateTopic(name string, partitions int32, _ map[string]string) error {
-	if _, ok := t[name]; !ok {
-		t[name] = partitions
-	}
-	return nil
-}
 
 // liveRecords drives a Harness through a consumer group (a named and a regex subscriber), a
 // streams group with a stateful subtopology, a classic-free offset commit, and returns the
@@ -56,9 +18,10 @@ func (t seedTopics) CreateTopic(name string, partitions int32, _ map[string]stri
 func liveRecords(t testing.TB) []coordinator.Record {
 	cfg := coordinator.ConfigFrom(config.Defaults())
 	cfg.Shards = 1
-	topics := seedTopics{"t": 4, "input": 4}
-	cfg.Topics = topics
-	h := coordinator.NewHarness(cfg)
+	h := coordtest.New(cfg)
+	topics := h.WithTopics(nil)
+	topics.Add("t", 4)
+	topics.Add("input", 4)
 	for i, sub := range []struct {
 		names []string
 		regex *string
@@ -68,7 +31,7 @@ func liveRecords(t testing.TB) []coordinator.Record {
 		r.Group, r.MemberID, r.MemberEpoch, r.RebalanceTimeoutMillis = "cg", "member-"+string(rune('a'+i)), 0, 30000
 		r.SubscribedTopicNames, r.SubscribedTopicRegex = sub.names, sub.regex
 		r.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
-		h.Do(coordinator.Meta{APIVersion: 1}, coordinator.ConsumerGroupHeartbeat(r))
+		coordtest.DoMeta(h, coordinator.Meta{APIVersion: 1}, coordinator.ConsumerGroupHeartbeat(r))
 		h.Advance(time.Second)
 	}
 	s := kmsg.NewPtrStreamsGroupHeartbeatRequest()
@@ -83,14 +46,14 @@ func liveRecords(t testing.TB) []coordinator.Record {
 	topo.Subtopologies = append(topo.Subtopologies, st)
 	s.Topology = &topo
 	s.ActiveTasks, s.StandbyTasks, s.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
-	res, _ := h.Do(coordinator.Meta{APIVersion: 0}, coordinator.StreamsGroupHeartbeat(s)).Response().(*coordinator.StreamsHeartbeatResult)
+	res := coordtest.DoMeta(h, coordinator.Meta{APIVersion: 0}, coordinator.StreamsGroupHeartbeat(s)).Resp
 	if res != nil {
 		for name, n := range res.TopicsToCreate() {
 			topics.CreateTopic(name, n, nil)
 		}
 		// Join again now that the internal topics exist: the target assignment is computed
 		// and written.
-		h.Do(coordinator.Meta{APIVersion: 0}, coordinator.StreamsGroupHeartbeat(s))
+		coordtest.DoMeta(h, coordinator.Meta{APIVersion: 0}, coordinator.StreamsGroupHeartbeat(s))
 	}
 	h.Advance(time.Second)
 	return h.Latest(0)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/muster-io/muster/internal/config"
 	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/coordinator/coordtest"
 )
 
 // FuzzDec drives coordinator.Dec over arbitrary bytes with an arbitrary sequence of reads (ops
@@ -125,7 +126,7 @@ func FuzzReplay(f *testing.F) {
 		if value == nil {
 			value = []byte{}
 		}
-		h := coordinator.NewHarness(cfg)
+		h := coordtest.New(cfg)
 		h.Log = append(h.Log, coordinator.Record{Key: base[0][0], Value: base[0][1]},
 			coordinator.Record{Key: base[3][0], Value: base[3][1]},
 			coordinator.Record{Key: key, Value: value})
@@ -145,7 +146,7 @@ func TestReplayCorruptPrefixes(t *testing.T) {
 	for _, s := range replaySeeds() {
 		for i := 0; i <= len(s[0]); i++ {
 			for j := 0; j <= len(s[1]); j++ {
-				h := coordinator.NewHarness(cfg)
+				h := coordtest.New(cfg)
 				v := s[1]
 				if v != nil {
 					v = v[:j]

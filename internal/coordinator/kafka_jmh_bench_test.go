@@ -28,13 +28,13 @@ func BenchmarkTargetAssignmentBuilder(b *testing.B) {
 					names := make([]string, topics)
 					for t := range names {
 						names[t] = fmt.Sprintf("topic-%d", t)
-						h.topics.add(names[t], int32(parts))
+						h.topics.Add(names[t], int32(parts))
 					}
 					for i := 0; i < members-1; i++ {
 						h.joinClient("benchmark-group", fmt.Sprintf("member%d", i), names...)
 					}
 					g := h.group("benchmark-group")
-					h.st.batch = &batch{}
+					h.st.DiscardEffects()
 					if err := g.computeTargetAssignment(h.st, g.epoch); err != nil {
 						b.Fatal(err)
 					}
@@ -42,12 +42,12 @@ func BenchmarkTargetAssignmentBuilder(b *testing.B) {
 					b.ReportAllocs()
 					b.ResetTimer()
 					for i := 0; i < b.N; i++ {
-						h.st.batch = &batch{}
+						h.st.DiscardEffects()
 						if err := g.computeTargetAssignment(h.st, g.epoch); err != nil {
 							b.Fatal(err)
 						}
 					}
-					h.st.batch = nil
+					h.st.DiscardEffects()
 				})
 			}
 		}
@@ -65,7 +65,7 @@ func BenchmarkCurrentAssignmentBuilder(b *testing.B) {
 			g := newConsumerGroup("g")
 			target := topicPartitions{}
 			for t := 0; t < topics; t++ {
-				id := h.topics.add(fmt.Sprintf("topic-%d", t), int32(perTopic))
+				id := h.topics.Add(fmt.Sprintf("topic-%d", t), int32(perTopic))
 				ps := make([]int32, perTopic)
 				for p := range ps {
 					ps[p] = int32(p)

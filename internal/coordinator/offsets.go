@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// OffsetValue is one committed offset (reference §5; record OffsetCommitValue).
+// OffsetValue is one committed offset (Kafka's OffsetAndMetadata; record OffsetCommitValue).
 type OffsetValue struct {
 	Offset      int64
 	LeaderEpoch int32 // -1 when unknown
@@ -167,6 +167,12 @@ func (o *Offsets) Group(group string) map[string]map[int32]*OffsetValue {
 	return o.byGroup[group]
 }
 
+// GroupIDs lists the groups with committed offsets, sorted.
+func (o *Offsets) GroupIDs() []string {
+	o.flush()
+	return sortedKeys(o.byGroup)
+}
+
 // groups returns every group's offsets (group → topic → partition → value).
 func (o *Offsets) groups() map[string]map[string]map[int32]*OffsetValue {
 	o.flush()
@@ -266,11 +272,6 @@ func (st *State) WriteOffset(group, topic string, partition int32, v *OffsetValu
 // WriteOffsetTombstone deletes a committed offset.
 func (st *State) WriteOffsetTombstone(group, topic string, partition int32) {
 	st.Write(Record{Key: offsetKey(group, topic, partition)})
-}
-
-func init() {
-	RegisterReplay(RecOffsetCommit, replayOffsetCommit)
-	RegisterReplay(0, replayOffsetCommit) // key version 0 is the same record
 }
 
 // replayOffsetCommit applies an OffsetCommit record. The common encodings (key versions 0–1,

@@ -1,26 +1,25 @@
 package coordinator
 
 import (
-	"context"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// OffsetCommit handles OffsetCommit v2–v9 (reference §5, Kafka's OffsetMetadataManager.commitOffset;
+// OffsetCommit handles OffsetCommit v2–v9 (Kafka's OffsetMetadataManager.commitOffset;
 // the wire handler first answers partitions of unknown topics UNKNOWN_TOPIC_OR_PARTITION):
 // group/member validation per group type, OFFSET_METADATA_TOO_LARGE per partition, commits
 // outside any group create a "simple" group, v2–v4 retention sets an expire timestamp. v0–v1
 // answer UNSUPPORTED_VERSION (KIP-896).
-func OffsetCommit(req *kmsg.OffsetCommitRequest) func(st *State, c *Call) {
-	return func(st *State, c *Call) {
+func OffsetCommit(req *kmsg.OffsetCommitRequest) func(st *State, c *Call[*kmsg.OffsetCommitResponse]) {
+	return func(st *State, c *Call[*kmsg.OffsetCommitResponse]) {
 		resp := offsetCommitResponse(req)
 		err := validateOffsetCommit(st, req)
 		perr, _ := err.(*PartitionErrors) // KIP-1251: only some partitions are rejected
 		if err != nil && perr == nil {
 			setAllCommitErrors(resp, err)
-			st.Reply(c, resp)
+			c.Reply(st, resp)
 			return
 		}
 		var expire time.Time
@@ -38,7 +37,7 @@ func OffsetCommit(req *kmsg.OffsetCommitRequest) func(st *State, c *Call) {
 				if p.Metadata != nil {
 					md = *p.Metadata
 				}
-				if javaLength(md) > st.Cfg.OffsetMetadataMaxBytes {
+				if javaLength(md) > st.Cfg.Offsets.MetadataMaxBytes {
 					rp.ErrorCode = kerr.OffsetMetadataTooLarge.Code
 					continue
 				}
@@ -49,7 +48,7 @@ func OffsetCommit(req *kmsg.OffsetCommitRequest) func(st *State, c *Call) {
 				st.Metrics.OffsetCommits++
 			}
 		}
-		st.Reply(c, resp)
+		c.Reply(st, resp)
 	}
 }
 
@@ -94,6 +93,16 @@ func validateOffsetCommit(st *State, req *kmsg.OffsetCommitRequest) error {
 	})
 }
 
+// OffsetCommitResponse is the response to req with every partition answered NONE (or err's
+// code, when err is non-nil).
+func OffsetCommitResponse(req *kmsg.OffsetCommitRequest, err error) *kmsg.OffsetCommitResponse {
+	resp := offsetCommitResponse(req)
+	if err != nil {
+		setAllCommitErrors(resp, err)
+	}
+	return resp
+}
+
 func offsetCommitResponse(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
 	for _, t := range req.Topics {
@@ -118,87 +127,7 @@ func setAllCommitErrors(resp *kmsg.OffsetCommitResponse, err error) {
 	}
 }
 
-func init() {
-	RegisterHandler(8, func(s *Service, ctx context.Context, meta Meta, r kmsg.Request) kmsg.Response {
-		req := r.(*kmsg.OffsetCommitRequest)
-		if req.Version < 2 {
-			resp := offsetCommitResponse(req)
-			setAllCommitErrors(resp, kerr.UnsupportedVersion)
-			return resp
-		}
-		known, unknown := splitUnknownPartitions(s.Cfg.Topics, req.Topics,
-			func(t kmsg.OffsetCommitRequestTopic) (string, []kmsg.OffsetCommitRequestTopicPartition) {
-				return t.Topic, t.Partitions
-			},
-			func(p kmsg.OffsetCommitRequestTopicPartition) int32 { return p.Partition },
-			func(t kmsg.OffsetCommitRequestTopic, ps []kmsg.OffsetCommitRequestTopicPartition) kmsg.OffsetCommitRequestTopic {
-				t.Partitions = ps
-				return t
-			})
-		sub := *req
-		sub.Topics = known
-		out := offsetCommitResponse(req)
-		resp, err := s.do(ctx, req.Group, meta, OffsetCommit(&sub))
-		codes := map[topicPartition]int16{}
-		if err != nil {
-			for _, t := range known {
-				for _, p := range t.Partitions {
-					codes[topicPartition{t.Topic, p.Partition}] = ErrorCode(err)
-				}
-			}
-		} else {
-			for _, t := range resp.(*kmsg.OffsetCommitResponse).Topics {
-				for _, p := range t.Partitions {
-					codes[topicPartition{t.Topic, p.Partition}] = p.ErrorCode
-				}
-			}
-		}
-		for tp := range unknown {
-			codes[tp] = kerr.UnknownTopicOrPartition.Code
-		}
-		for i := range out.Topics {
-			for j := range out.Topics[i].Partitions {
-				rp := &out.Topics[i].Partitions[j]
-				rp.ErrorCode = codes[topicPartition{out.Topics[i].Topic, rp.Partition}]
-			}
-		}
-		return out
-	})
-}
-
 type topicPartition struct {
 	topic     string
 	partition int32
-}
-
-// splitUnknownPartitions is KafkaApis' metadata check for OffsetCommit and OffsetDelete: a
-// partition of a topic that does not exist (or beyond its partition count) answers
-// UNKNOWN_TOPIC_OR_PARTITION and never reaches the coordinator. It returns the request topics
-// reduced to known partitions (topics left without partitions are dropped) and the unknown set.
-// split gives a request topic's name and partitions, partition a partition's index and
-// withPartitions a copy of the topic with the given partitions. With no TopicSource (harness
-// tests) every partition is known.
-func splitUnknownPartitions[T, P any](src TopicSource, topics []T, split func(T) (string, []P),
-	partition func(P) int32, withPartitions func(T, []P) T) ([]T, map[topicPartition]bool) {
-	unknown := map[topicPartition]bool{}
-	if src == nil {
-		return topics, unknown
-	}
-	known := make([]T, 0, len(topics))
-	for _, t := range topics {
-		name, ps := split(t)
-		_, n, ok := src.TopicID(name)
-		var keep []P
-		for _, p := range ps {
-			if id := partition(p); !ok || id < 0 || id >= n {
-				unknown[topicPartition{name, id}] = true
-			} else {
-				keep = append(keep, p)
-			}
-		}
-		if len(keep) > 0 {
-			known = append(known, withPartitions(t, keep))
-		}
-	}
-	return known, unknown
 }

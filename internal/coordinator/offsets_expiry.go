@@ -10,22 +10,18 @@ type ExpiryVeto interface {
 	KeepOnExpiry(st *State) bool
 }
 
-func init() {
-	RegisterOnLoad(func(st *State) { scheduleExpiry(st) })
-}
-
 func scheduleExpiry(st *State) {
-	if st.Cfg.OffsetsRetentionCheck <= 0 {
+	if st.Cfg.Offsets.RetentionCheck <= 0 {
 		return
 	}
-	st.Timers.Schedule(expiryTimerKey, st.Now.Add(st.Cfg.OffsetsRetentionCheck), func(st *State) {
+	st.Timers.Schedule(expiryTimerKey, st.Now.Add(st.Cfg.Offsets.RetentionCheck), func(st *State) {
 		ExpireOffsets(st)
 		scheduleExpiry(st)
 	})
 }
 
-// ExpireOffsets runs one retention sweep (Kafka's cleanupGroupMetadata, reference §5): for every
-// group, offsets of topics it is not subscribed to expire when now ≥ expire timestamp (v2–v4
+// ExpireOffsets runs one retention sweep (Kafka's GroupCoordinatorShard.cleanupGroupMetadata): for
+// every group, offsets of topics it is not subscribed to expire when now ≥ expire timestamp (v2–v4
 // commits) or now − base ≥ offsets.retention; a group left with no offsets that is Empty is
 // deleted. It returns the number of offsets expired.
 func ExpireOffsets(st *State) int {
@@ -81,12 +77,12 @@ func offsetExpired(st *State, g Group, v *OffsetValue) bool {
 	if !v.ExpireTime.IsZero() {
 		return !st.Now.Before(v.ExpireTime)
 	}
-	return st.Now.Sub(base) >= st.Cfg.OffsetsRetention
+	return st.Now.Sub(base) >= st.Cfg.Offsets.Retention
 }
 
 // DeleteTopicOffsets tombstones every committed offset of the named topics (topic deletion).
-func DeleteTopicOffsets(topics []string) func(st *State, c *Call) {
-	return func(st *State, c *Call) {
+func DeleteTopicOffsets(topics []string) func(st *State, c *Call[Ack]) {
+	return func(st *State, c *Call[Ack]) {
 		set := map[string]bool{}
 		for _, t := range topics {
 			set[t] = true
@@ -101,6 +97,6 @@ func DeleteTopicOffsets(topics []string) func(st *State, c *Call) {
 				}
 			}
 		}
-		st.Reply(c, nil)
+		c.Reply(st, Ack{})
 	}
 }

@@ -95,21 +95,20 @@ func TestLoadRunsMatchLiveReplay(t *testing.T) {
 		if round%2 == 0 {
 			sortRecords(in[:len(in)-50])
 		}
-		live := NewState(0, microBenchConfig(), slog.New(slog.DiscardHandler))
-		load := NewState(0, microBenchConfig(), slog.New(slog.DiscardHandler))
-		load.Loading = true
+		live := NewState(0, microBenchConfig(), slog.New(slog.DiscardHandler), &testIDs{})
+		load := NewState(0, microBenchConfig(), slog.New(slog.DiscardHandler), &testIDs{})
 		for _, r := range in {
 			if err := live.replay(r); err != nil {
 				t.Fatal(err)
 			}
-			if err := load.replay(r); err != nil {
+			if err := load.Replay(r); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if live.Offsets.Count() != load.Offsets.Count() {
 			t.Fatalf("round %d: count live %d, load %d", round, live.Offsets.Count(), load.Offsets.Count())
 		}
-		if !reflect.DeepEqual(DurableView(live), DurableView(load)) {
+		if !reflect.DeepEqual(durableView(live), durableView(load)) {
 			t.Fatalf("round %d: durable views differ", round)
 		}
 		if !reflect.DeepEqual(live.Offsets.topics, load.Offsets.topics) {
@@ -129,14 +128,14 @@ func TestLoadRunsMatchLiveReplay(t *testing.T) {
 
 // TestReplayOffsetCorrupt: malformed offset records are errors wrapping ErrCorruptRecord.
 func TestReplayOffsetCorrupt(t *testing.T) {
-	st := NewState(0, microBenchConfig(), slog.New(slog.DiscardHandler))
+	st := NewState(0, microBenchConfig(), slog.New(slog.DiscardHandler), &testIDs{})
 	key := offsetKey("g", "t", 1)
 	for _, r := range []Record{
 		{Key: key[:5], Value: []byte{0, 3}},
 		{Key: key, Value: []byte{0, 3, 0}},
 		{Key: key, Value: []byte{0, 4, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0}},
 	} {
-		if err := st.replay(r); !errors.Is(err, ErrCorruptRecord) {
+		if err := st.Replay(r); !errors.Is(err, ErrCorruptRecord) {
 			t.Fatalf("record %x/%x: err %v", r.Key, r.Value, err)
 		}
 	}

@@ -4,12 +4,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sort"
-
-	"github.com/muster-io/muster/internal/store"
 )
 
 // Record type ids: the int16 that starts every record key, as in Kafka's __consumer_offsets
-// (reference §4). OffsetCommit and GroupMetadata use kmsg's codecs; the rest use Enc/Dec with
+// (CoordinatorRecordType). OffsetCommit and GroupMetadata use kmsg's codecs; the rest use Enc/Dec with
 // the layouts in docs/records.md.
 const (
 	RecOffsetCommit                int16 = 1
@@ -28,23 +26,10 @@ const (
 	RecStreamsGroupTopology        int16 = 23
 )
 
-// Record is a coordinator record (key and value bytes; nil value = tombstone).
-type Record = store.Record
-
-// ReplayFunc applies one record to the shard state. value is nil for a tombstone. It must be a
-// pure function of (state, key, value) and must not depend on the order of records with other
-// keys (loads come in key order).
-type ReplayFunc func(st *State, key, value []byte) error
-
-var replayers = map[int16]ReplayFunc{}
-
-// RegisterReplay installs the replay function of a record type; each group type registers its
-// own from an init function in its own file.
-func RegisterReplay(typ int16, fn ReplayFunc) {
-	if _, dup := replayers[typ]; dup {
-		panic(fmt.Sprintf("coordinator: replay for record type %d registered twice", typ))
-	}
-	replayers[typ] = fn
+// Record is a coordinator record: key and value bytes, a nil value being a tombstone (the
+// layouts are in docs/records.md).
+type Record struct {
+	Key, Value []byte
 }
 
 // RecordType returns the type id of a record key.
@@ -55,7 +40,10 @@ func RecordType(key []byte) (int16, error) {
 	return int16(binary.BigEndian.Uint16(key)), nil
 }
 
-// replay dispatches one record. Unknown types are an error (a newer muster wrote them).
+// replay applies one record to the state (Kafka's GroupCoordinatorShard.replay). A value of nil
+// is a tombstone. Every replay function is a pure function of (state, key, value) and does not
+// depend on the order of records with other keys (loads come in key order). Unknown types are an
+// error: a newer muster wrote them.
 func (st *State) replay(r Record) error {
 	typ, err := RecordType(r.Key)
 	if err != nil {
@@ -64,17 +52,46 @@ func (st *State) replay(r Record) error {
 	if typ != RecOffsetCommit && typ != 0 {
 		st.Offsets.flush() // a pending run of loaded offsets ends with the first other record
 	}
-	fn, ok := replayers[typ]
-	if !ok {
-		return fmt.Errorf("%w: unknown record type %d", ErrCorruptRecord, typ)
+	k, v := r.Key, r.Value
+	switch typ {
+	case 0, RecOffsetCommit: // key version 0 is the same record
+		return replayOffsetCommit(st, k, v)
+	case RecGroupMetadata:
+		return replayGroupMetadata(st, k, v)
+	case RecConsumerGroupMetadata:
+		return replayCGMetadata(st, k, v)
+	case RecConsumerGroupMemberMetadata:
+		return replayCGMember(st, k, v)
+	case RecConsumerGroupTargetMetadata:
+		return replayCGTargetMeta(st, k, v)
+	case RecConsumerGroupTargetMember:
+		return replayCGTargetMember(st, k, v)
+	case RecConsumerGroupCurrentMember:
+		return replayCGCurrent(st, k, v)
+	case RecConsumerGroupRegex:
+		return replayCGRegex(st, k, v)
+	case RecStreamsGroupMetadata:
+		return replayStreams(st, k, v, 0, replayStreamsMetadata)
+	case RecStreamsGroupMemberMetadata:
+		return replayStreams(st, k, v, 1, replayStreamsMember)
+	case RecStreamsGroupTargetMetadata:
+		return replayStreams(st, k, v, 0, replayStreamsTargetMetadata)
+	case RecStreamsGroupTargetMember:
+		return replayStreams(st, k, v, 1, replayStreamsTargetMember)
+	case RecStreamsGroupCurrentMember:
+		return replayStreams(st, k, v, 1, replayStreamsCurrentMember)
+	case RecStreamsGroupTopology:
+		return replayStreams(st, k, v, 0, replayStreamsTopology)
 	}
-	return fn(st, r.Key, r.Value)
+	return fmt.Errorf("%w: unknown record type %d", ErrCorruptRecord, typ)
 }
 
-// replayBorrowed replays a record whose bytes are valid only during the call (a borrowing store
-// load): offset records are replayed in place (their replay keeps no reference to the bytes);
-// any other record is first copied, in one allocation, since its replay may keep slices of it.
-func (st *State) replayBorrowed(r Record) error {
+// ReplayBorrowed is Replay for a record whose bytes are valid only during the call (a borrowing
+// store load): offset records are replayed in place (their replay keeps no reference to the
+// bytes); any other record is first copied, in one allocation, since its replay may keep slices
+// of it.
+func (st *State) ReplayBorrowed(r Record) error {
+	st.Loading = true
 	if typ, err := RecordType(r.Key); err == nil && (typ == RecOffsetCommit || typ == 0) {
 		return st.replay(r)
 	}
@@ -107,25 +124,6 @@ func parseGroupKey(key []byte, extra int) (group string, rest []string, err erro
 		rest = append(rest, d.String())
 	}
 	return group, rest, d.Done()
-}
-
-// dedupe keeps the last record per key, preserving first-seen order of keys; a batch's keys must
-// be distinct for the store.
-func dedupe(recs []Record) []Record {
-	if len(recs) < 2 {
-		return recs
-	}
-	idx := make(map[string]int, len(recs))
-	out := recs[:0:0]
-	for _, r := range recs {
-		if i, ok := idx[string(r.Key)]; ok {
-			out[i] = r
-			continue
-		}
-		idx[string(r.Key)] = len(out)
-		out = append(out, r)
-	}
-	return out
 }
 
 func sortedKeys[V any](m map[string]V) []string {

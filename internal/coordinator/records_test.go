@@ -46,7 +46,7 @@ func TestGroupMetadataRecordGoldenBytes(t *testing.T) {
 
 // A record that fails to decode is an error, never a panic, and names the record.
 func TestCorruptRecordsAreErrors(t *testing.T) {
-	st := NewState(0, &Config{Shards: 1}, nil)
+	st := NewState(0, testConfig(), nil, &testIDs{})
 	for _, r := range []Record{
 		{Key: []byte{0}},
 		{Key: []byte{0, 1, 0}},
@@ -54,7 +54,7 @@ func TestCorruptRecordsAreErrors(t *testing.T) {
 		{Key: classicKey("g"), Value: []byte{0, 3, 0xff, 0xff, 0xff}},
 		{Key: []byte{0x7f, 0x7f}, Value: []byte{1}},
 	} {
-		if err := st.replay(r); err == nil {
+		if err := st.Replay(r); err == nil {
 			t.Errorf("replay(%x, %x) = nil, want error", r.Key, r.Value)
 		}
 	}

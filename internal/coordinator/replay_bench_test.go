@@ -17,7 +17,7 @@ import (
 	"github.com/muster-io/muster/internal/store"
 )
 
-// Shard-load benchmarks (issue 7, docs/benchmarks.md "Session 2: replay and memory"): replay of
+// Shard-load benchmarks (docs/benchmarks.md "Session 2: replay and memory"): replay of
 // the records a shard holds, in the key order a store load presents them, built with the same
 // encoders the coordinator writes with. records/s is the replay rate; B/offset, B/member and
 // B/group are live heap after a GC divided by the count.
@@ -81,10 +81,9 @@ func sortRecords(rs []Record) {
 }
 
 func replayAll(tb testing.TB, recs []Record) *State {
-	st := NewState(0, microBenchConfig(), slog.New(slog.DiscardHandler))
-	st.Loading = true
+	st := NewState(0, microBenchConfig(), slog.New(slog.DiscardHandler), &testIDs{})
 	for _, r := range recs {
-		if err := st.replay(r); err != nil {
+		if err := st.Replay(r); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -140,7 +139,7 @@ func BenchmarkShardLoadPebble(b *testing.B) {
 				b.Fatal(err)
 			}
 			for i := 0; i < len(recs); i += 100_000 {
-				if err := sh.Append(ctx, recs[i:min(i+100_000, len(recs))]); err != nil {
+				if err := sh.Append(ctx, toStore(recs[i:min(i+100_000, len(recs))])); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -161,12 +160,11 @@ func BenchmarkShardLoadPebble(b *testing.B) {
 						if err != nil {
 							b.Fatal(err)
 						}
-						st := NewState(0, microBenchConfig(), slog.New(slog.DiscardHandler))
-						st.Loading = true
+						st := NewState(0, microBenchConfig(), slog.New(slog.DiscardHandler), &testIDs{})
 						if mode == "copy" {
-							err = sh.Load(ctx, func(r store.Record) error { return st.replay(r) })
+							err = sh.Load(ctx, func(r store.Record) error { return st.Replay(Record(r)) })
 						} else {
-							err = sh.(store.BorrowingLoader).LoadBorrowed(ctx, st.replayBorrowed)
+							err = sh.(store.BorrowingLoader).LoadBorrowed(ctx, func(r store.Record) error { return st.ReplayBorrowed(Record(r)) })
 						}
 						if err != nil {
 							b.Fatal(err)
@@ -232,4 +230,12 @@ func BenchmarkShardMemory(b *testing.B) {
 			b.ReportMetric(0, "ns/op")
 		})
 	}
+}
+
+func toStore(recs []Record) []store.Record {
+	out := make([]store.Record, len(recs))
+	for i, r := range recs {
+		out[i] = store.Record(r)
+	}
+	return out
 }

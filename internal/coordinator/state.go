@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/muster-io/muster/internal/config"
+	"github.com/muster-io/muster/internal/metadata"
 )
 
 // GroupType is the kind of a group, as ListGroups v5 names it.
@@ -28,9 +28,9 @@ type Group interface {
 	ProtocolType() string
 	IsEmpty() bool
 	// IsSubscribedToTopic decides OffsetDelete's GROUP_SUBSCRIBED_TO_TOPIC and offset expiry
-	// (reference §1.9, §5).
+	// (Kafka's Group.isSubscribedToTopic).
 	IsSubscribedToTopic(topic string) bool
-	// ValidateOffsetCommit returns a kerr error or nil (reference §5).
+	// ValidateOffsetCommit returns a kerr error or nil (Kafka's Group.validateOffsetCommit).
 	ValidateOffsetCommit(st *State, c *CommitIdentity) error
 	// ValidateOffsetFetch validates a v9+ member-bound fetch (memberID non-empty or epoch ≥ 0).
 	ValidateOffsetFetch(st *State, memberID string, memberEpoch int32) error
@@ -42,7 +42,8 @@ type Group interface {
 	// in Kafka's order, through st.Write.
 	WriteTombstones(st *State)
 	// OffsetExpiryBase returns the base time for offset expiry of a partition committed at
-	// commitTime, and false when offsets of this group must not expire now (reference §5).
+	// commitTime, and false when offsets of this group must not expire now (Kafka's
+	// Group.offsetExpirationCondition).
 	OffsetExpiryBase(commitTime time.Time) (time.Time, bool)
 	// Durable is a deterministic value describing exactly the group's durable state, used by the
 	// replay-equivalence property (a fresh shard replaying all records must produce equal values).
@@ -61,10 +62,18 @@ type CommitIdentity struct {
 	Partitions map[string][]int32
 }
 
-// State is one shard's deterministic state machine: groups, committed offsets, timers. It is
-// owned by one goroutine (the shard loop or a test harness). Durable parts change only by
-// replaying records (st.Write replays at once and queues the record for the batch); in-memory
-// parts (pending joins, timers) change directly.
+// IDSource makes the random parts of member ids. The core never reads randomness itself: the
+// engine injects a crypto/rand source, tests a deterministic one.
+type IDSource interface {
+	NewUUID() [16]byte
+}
+
+// State is one shard's deterministic state machine: groups, committed offsets, timers (Kafka's
+// GroupCoordinatorShard). It is owned by one goroutine (the engine's shard loop or a test
+// driver) and never reads the clock, randomness or the network: time comes in with SetNow,
+// topic metadata as an immutable Image, member-id randomness from IDs. Durable parts change
+// only by replaying records (Write replays at once and queues the record in the Effects);
+// in-memory parts (pending joins, timers) change directly.
 type State struct {
 	Shard   int32
 	Cfg     *Config
@@ -74,80 +83,64 @@ type State struct {
 	Offsets *Offsets
 	Timers  *Timers
 	Metrics *ShardMetrics
+	// Image is the newest topic metadata the driver handed in (nil: no topics are known, and
+	// topic checks are skipped).
+	Image *metadata.Image
+	IDs   IDSource
 
 	// Loading is true while records are replayed from the store (not from a live operation).
 	Loading bool
 
-	batch *batch // current batch being built; nil outside an operation
-}
-
-// Config is the coordinator's view of the broker configuration.
-type Config struct {
-	Shards                 int32
-	OffsetMetadataMaxBytes int
-	OffsetsRetention       time.Duration
-	OffsetsRetentionCheck  time.Duration
-	InitialRebalanceDelay  time.Duration
-	MinSessionTimeout      time.Duration
-	MaxSessionTimeout      time.Duration
-	GroupMaxSize           int
-	Values                 *config.Values
-	// Topics answers topic questions (partition counts, ids, racks); nil means no topics known.
-	Topics TopicSource
-	NodeID int32
-	// AdvertisedHost and AdvertisedPort are what FindCoordinator answers.
-	AdvertisedHost string
-	AdvertisedPort int32
-}
-
-// TopicSource is the data plane as the coordinator sees it.
-type TopicSource interface {
-	// TopicID returns the id and partition count of a topic, ok=false if it does not exist.
-	TopicID(name string) (id [16]byte, partitions int32, ok bool)
-	// TopicName resolves an id.
-	TopicName(id [16]byte) (string, bool)
-	// TopicNames lists all topics, sorted.
-	TopicNames() []string
-	// Rack is this broker's rack ("" = none); every partition's single replica is here.
-	Rack() string
-	// CreateTopic creates a topic (streams internal topics); an existing topic is not an error.
-	CreateTopic(name string, partitions int32, configs map[string]string) error
-}
-
-// ConfigFrom derives the coordinator Config from broker config values.
-func ConfigFrom(v *config.Values) *Config {
-	return &Config{
-		Shards:                 int32(v.Int("offsets.topic.num.partitions")),
-		OffsetMetadataMaxBytes: int(v.Int("offset.metadata.max.bytes")),
-		OffsetsRetention:       v.OffsetsRetention(),
-		OffsetsRetentionCheck:  v.Ms("offsets.retention.check.interval.ms"),
-		InitialRebalanceDelay:  v.Ms("group.initial.rebalance.delay.ms"),
-		MinSessionTimeout:      v.Ms("group.min.session.timeout.ms"),
-		MaxSessionTimeout:      v.Ms("group.max.session.timeout.ms"),
-		GroupMaxSize:           int(v.Int("group.max.size")),
-		Values:                 v,
-		NodeID:                 v.NodeID(),
-	}
+	out Effects // what operations produced since the driver last took it
 }
 
 // NewState builds an empty shard state.
-func NewState(shard int32, cfg *Config, log *slog.Logger) *State {
+func NewState(shard int32, cfg *Config, log *slog.Logger, ids IDSource) *State {
 	if log == nil {
 		log = slog.Default()
 	}
-	st := &State{
+	return &State{
 		Shard:   shard,
 		Cfg:     cfg,
 		Log:     log.With("shard", shard),
 		Groups:  map[string]Group{},
+		Offsets: newOffsets(),
 		Timers:  newTimers(),
 		Metrics: &ShardMetrics{},
+		IDs:     ids,
 	}
-	st.Offsets = newOffsets()
-	return st
 }
 
-// Write replays rec into the state at once and adds it to the current batch, so the rest of the
+// SetNow sets the shard time of the operations that follow.
+func (st *State) SetNow(now time.Time) { st.Now = now }
+
+// SetImage hands the shard a new topic metadata image (Kafka's onNewMetadataImage): consumer
+// groups that may see a difference refresh their KIP-1101 hash and regexes on their next
+// heartbeat.
+func (st *State) SetImage(im *metadata.Image) {
+	old := st.Image
+	st.Image = im
+	if old != nil && old != im {
+		markTopicsChanged(st, changedTopics(old, im))
+	}
+}
+
+// AddReply implements Replies: p is released after the records written before it.
+func (st *State) AddReply(p Pending) { st.out.Replies = append(st.out.Replies, p) }
+
+// TakeEffects returns what was produced since the last call and starts a new, empty set.
+func (st *State) TakeEffects() Effects {
+	e := st.out
+	st.out = Effects{}
+	return e
+}
+
+// DiscardEffects drops what was produced, keeping the buffers (benchmarks of one handler).
+func (st *State) DiscardEffects() {
+	st.out.Records, st.out.Replies = st.out.Records[:0], st.out.Replies[:0]
+}
+
+// Write replays rec into the state at once and adds it to the Effects, so the rest of the
 // operation sees its effect. A record that fails to replay is a programming error in the handler
 // that built it; it is logged and dropped so the shard keeps serving.
 func (st *State) Write(rec Record) {
@@ -155,23 +148,64 @@ func (st *State) Write(rec Record) {
 		st.Log.Error("coordinator: handler produced a record that does not replay", "err", err)
 		return
 	}
-	if st.batch != nil {
-		st.batch.records = append(st.batch.records, rec)
+	st.out.Records = append(st.out.Records, rec)
+}
+
+// removeGroup drops a group none of whose own records is left. Committed offsets that remain
+// keep a simple classic group in its place, as a load replaying them builds one (Kafka's
+// OffsetMetadataManager.replay), so the live shard and a reloaded one agree.
+func (st *State) removeGroup(id string) {
+	delete(st.Groups, id)
+	if st.Offsets.HasOffsets(id) {
+		st.Groups[id] = newSimpleClassicGroup(id)
 	}
 }
 
-// Reply releases c's response once every record written so far is durable.
-func (st *State) Reply(c *Call, resp any) {
-	if c == nil || c.replied {
-		return
+// NextDeadline is the earliest armed timer's deadline.
+func (st *State) NextDeadline() (time.Time, bool) { return st.Timers.Next() }
+
+// FireTimers runs every timer due at now, in deadline order (timers armed by a firing timer run
+// too when they are due). recovered reports a timer that panicked (a programming error): it is
+// logged and the shard goes on.
+func (st *State) FireTimers(now time.Time) {
+	st.Now = now
+	for {
+		tm := st.Timers.popDue(now)
+		if tm == nil {
+			return
+		}
+		st.runTimer(tm)
 	}
-	c.replied = true
-	c.resp = resp
-	if st.batch != nil {
-		st.batch.replies = append(st.batch.replies, c)
-		return
-	}
-	c.finish()
+}
+
+func (st *State) runTimer(tm *timer) {
+	defer func() {
+		if r := recover(); r != nil {
+			st.Log.Error("coordinator: timer panicked", "timer", tm.key, "panic", r)
+		}
+	}()
+	tm.fn(st)
+}
+
+// Replay applies one record read from the store while the shard loads (records come in key
+// order, not write order; the last value per key is all a load sees). OnLoaded ends the load.
+func (st *State) Replay(r Record) error {
+	st.Loading = true
+	return st.replay(r)
+}
+
+// OnLoaded finishes a load (Kafka's GroupMetadataManager.onLoaded), in this order: classic
+// members' session timers are re-armed and groups over group.max.size rebalance; consumer
+// members' session and rebalance timers are re-armed; the offset expiry sweep is scheduled;
+// streams members' session and rebalance timers are re-armed. Timers armed for the same instant
+// fire in this order.
+func (st *State) OnLoaded(now time.Time) {
+	st.Now = now
+	st.Loading = false
+	onLoadedClassic(st)
+	onLoadedConsumer(st)
+	scheduleExpiry(st)
+	onLoadedStreams(st)
 }
 
 // Group returns a group by id.
@@ -188,4 +222,48 @@ type ShardMetrics struct {
 	CompletedRebalances int64
 	ConsumerRebalances  int64
 	StreamsRebalances   int64
+}
+
+// ShardFor is Kafka's group → __consumer_offsets partition rule (GroupCoordinatorService
+// .partitionFor): abs(Java String.hashCode) mod N, with Utils.abs mapping MinInt32 to 0.
+func ShardFor(groupID string, shards int32) int32 {
+	// Java's String.hashCode over UTF-16 code units, computed without building the UTF-16 slice.
+	var h int32
+	for _, r := range groupID {
+		if r >= 0x10000 {
+			r -= 0x10000
+			h = 31*h + int32(0xD800+(r>>10))
+			h = 31*h + int32(0xDC00+(r&0x3FF))
+			continue
+		}
+		h = 31*h + int32(r)
+	}
+	if h == -2147483648 {
+		h = 0
+	} else if h < 0 {
+		h = -h
+	}
+	return h % shards
+}
+
+// ShardStats is what the metrics collector reads of a shard: its counters, its number of
+// committed offsets and its groups by type and state.
+type ShardStats struct {
+	Metrics ShardMetrics
+	Offsets int
+	Groups  map[GroupType]map[string]int
+}
+
+// Stats reads the shard's ShardStats.
+func Stats() func(st *State, c *Call[ShardStats]) {
+	return func(st *State, c *Call[ShardStats]) {
+		s := ShardStats{Metrics: *st.Metrics, Offsets: st.Offsets.Count(), Groups: map[GroupType]map[string]int{}}
+		for _, g := range st.Groups {
+			if s.Groups[g.Type()] == nil {
+				s.Groups[g.Type()] = map[string]int{}
+			}
+			s.Groups[g.Type()][g.StateName()]++
+		}
+		c.Reply(st, s)
+	}
 }

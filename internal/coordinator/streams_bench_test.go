@@ -50,7 +50,7 @@ func BenchmarkStreamsHeartbeatStable200(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		h.log = h.log[:0]
+		h.records = h.records[:0]
 		h.beat("g", ms[i%len(ms)])
 	}
 }
@@ -72,23 +72,21 @@ func BenchmarkStreamsHeartbeatSteadyHandler(b *testing.B) {
 	for _, m := range ms {
 		h.beat("g", m) // every member has seen the final epochs
 	}
-	ops := make([]func(*State, *Call), len(ms))
+	ops := make([]func(*State, *Call[*StreamsHeartbeatResult]), len(ms))
 	for i, m := range ms {
 		ops[i] = StreamsGroupHeartbeat(m.request("g"))
 	}
 	cid := "client"
-	c := &Call{Meta: Meta{APIVersion: 1, ClientID: &cid, ClientHost: "/127.0.0.1"}}
-	bt := &batch{}
+	res := &testResult[*StreamsHeartbeatResult]{}
+	c := NewCall(Meta{APIVersion: 1, ClientID: &cid, ClientHost: "/127.0.0.1"}, Waiter[*StreamsHeartbeatResult](res))
 	records := 0
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		bt.records, bt.replies = bt.records[:0], bt.replies[:0]
-		h.st.batch = bt
-		c.replied = false
+		c.replied, res.set = false, false
 		ops[i%len(ops)](h.st, c)
-		h.st.batch = nil
-		records += len(bt.records)
-		if r := c.resp.(*StreamsHeartbeatResult).Response; r.ErrorCode != 0 {
+		records += len(h.st.out.Records)
+		h.st.DiscardEffects()
+		if r := res.resp.Response; r.ErrorCode != 0 {
 			b.Fatalf("error %d", r.ErrorCode)
 		}
 	}

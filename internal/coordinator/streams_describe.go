@@ -1,8 +1,6 @@
 package coordinator
 
 import (
-	"context"
-
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -17,18 +15,22 @@ const (
 	StreamsTopologyDescriptionAvailable    int8 = 3
 )
 
-// DescribeStreamsGroups describes groups of one shard (StreamsGroupDescribe v0–v1, reference
-// §1.13). An empty id gets INVALID_GROUP_ID, an unknown id or a group of another type
-// GROUP_ID_NOT_FOUND with a message. The topology lists the configured subtopologies when the
-// topology is ready, else the declared ones. TopologyDescriptionStatus stays NOT_REQUESTED (the
-// KIP-1331 side fills it); AssignorName is "sticky".
-func DescribeStreamsGroups(ids []string, version int16) func(st *State, c *Call) {
-	return func(st *State, c *Call) {
-		out := make([]kmsg.StreamsGroupDescribeResponseGroup, 0, len(ids))
+// DescribeStreamsGroups describes groups of one shard (StreamsGroupDescribe v0–v1, Kafka's
+// GroupMetadataManager.streamsGroupDescribe). An empty id gets INVALID_GROUP_ID, an unknown id or a
+// group of another type GROUP_ID_NOT_FOUND with a message. The topology lists the configured
+// subtopologies when the topology is ready, else the declared ones. TopologyDescriptionStatus stays
+// NOT_REQUESTED (the KIP-1331 adapter fills it from the plugin); AssignorName is "sticky".
+func DescribeStreamsGroups(ids []string, version int16) func(st *State, c *Call[StreamsGroupsDescribed]) {
+	return func(st *State, c *Call[StreamsGroupsDescribed]) {
+		out := StreamsGroupsDescribed{Groups: make([]kmsg.StreamsGroupDescribeResponseGroup, 0, len(ids)),
+			StoredTopologyEpochs: map[string]int32{}}
 		for _, id := range ids {
-			out = append(out, describeStreamsGroup(st, id, version))
+			out.Groups = append(out.Groups, describeStreamsGroup(st, id, version))
+			if g, ok := st.Groups[id].(*StreamsGroup); ok {
+				out.StoredTopologyEpochs[id] = g.storedTopologyEpoch
+			}
 		}
-		st.Reply(c, out)
+		c.Reply(st, out)
 	}
 }
 
@@ -74,7 +76,7 @@ func (g *StreamsGroup) describeTopology(st *State) *kmsg.StreamsGroupDescribeRes
 	}
 	t.Epoch = g.topology.Epoch
 	// A read-only describe computes the configuration without storing it.
-	conf := configureStreamsTopology(g.topology, st.Cfg.Topics)
+	conf := configureStreamsTopology(g.topology, st.Image)
 	for _, s := range g.topology.Subtopologies {
 		ds := kmsg.NewStreamsGroupDescribeResponseGroupTopologySubtopology()
 		ds.SubtopologyID = s.ID
@@ -151,41 +153,4 @@ func describeTaskOffsets(m map[streamsTask]int64) []kmsg.TaskOffset {
 		out = append(out, o)
 	}
 	return out
-}
-
-func init() {
-	RegisterHandler(89, func(s *Service, ctx context.Context, meta Meta, r kmsg.Request) kmsg.Response {
-		req := r.(*kmsg.StreamsGroupDescribeRequest)
-		resp := req.ResponseKind().(*kmsg.StreamsGroupDescribeResponse)
-		byID := map[string]kmsg.StreamsGroupDescribeResponseGroup{}
-		storedEpochs := map[string]int32{}
-		order, m := s.byShard(req.Groups)
-		for _, sh := range order {
-			ids := m[sh]
-			res, err := s.RT.DoShard(ctx, sh, meta, describeStreamsGroupsStored(ids, req.Version))
-			err = normalizeErr(err)
-			if err != nil {
-				for _, id := range ids {
-					d := kmsg.NewStreamsGroupDescribeResponseGroup()
-					d.Group, d.ErrorCode, d.ErrorMessage = id, ErrorCode(err), ErrorMessage(err)
-					byID[id] = d
-				}
-				continue
-			}
-			shard := res.(describedStreamsShard)
-			for _, d := range shard.Groups {
-				byID[d.Group] = d
-			}
-			for id, e := range shard.Stored {
-				storedEpochs[id] = e
-			}
-		}
-		for _, id := range req.Groups {
-			resp.Groups = append(resp.Groups, byID[id])
-		}
-		if req.Version >= 1 && req.IncludeTopologyDescription {
-			s.attachTopologyDescriptions(ctx, resp.Groups, storedEpochs)
-		}
-		return resp
-	})
 }

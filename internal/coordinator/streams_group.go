@@ -291,7 +291,7 @@ func (g *StreamsGroup) ShutdownRequested() bool { return g.shutdownRequested }
 func (g *StreamsGroup) EndpointInformationEpoch() int32 { return g.endpointEpoch }
 
 // EndpointsConverged reports whether every member last sent the group's endpoint-information
-// epoch (seed 002 step 7).
+// epoch (KIP-1071 heartbeat step 7).
 func (g *StreamsGroup) EndpointsConverged() bool {
 	for id := range g.meta {
 		if s := g.soft[id]; s == nil || s.EndpointEpoch != g.endpointEpoch {
@@ -341,7 +341,7 @@ func (g *StreamsGroup) State() StreamsState {
 func (g *StreamsGroup) StateName() string { return g.State().String() }
 
 // IsSubscribedToTopic implements Group: an Empty group subscribes to nothing; otherwise the
-// source and repartition source topics of the topology (reference §1.9, §5).
+// source and repartition source topics of the topology (Kafka's StreamsGroup.isSubscribedToTopic).
 func (g *StreamsGroup) IsSubscribedToTopic(topic string) bool {
 	if len(g.meta) == 0 || g.topology == nil {
 		return false

@@ -11,48 +11,36 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/muster-io/muster/internal/config"
+	"github.com/muster-io/muster/internal/metadata"
 )
 
-// testTopics is an in-memory TopicSource for streams tests.
+// testTopics is the streams tests' topic set: ids are the first 16 bytes of SHA-256(name), and
+// internal topics the harness creates are listed in created.
 type testTopics struct {
-	parts   map[string]int32
-	rack    string
+	*metadata.Set
 	created []string
 }
 
 func newTestTopics(kv ...any) *testTopics {
-	t := &testTopics{parts: map[string]int32{}}
+	t := &testTopics{Set: metadata.NewSet()}
 	for i := 0; i+1 < len(kv); i += 2 {
-		t.parts[kv[i].(string)] = int32(kv[i+1].(int))
+		t.set(kv[i].(string), int32(kv[i+1].(int)))
 	}
 	return t
 }
 
-func (t *testTopics) TopicID(name string) ([16]byte, int32, bool) {
-	n, ok := t.parts[name]
-	if !ok {
-		return [16]byte{}, 0, false
-	}
-	var id [16]byte
+// set creates or resizes a topic.
+func (t *testTopics) set(name string, partitions int32) {
 	s := sha256.Sum256([]byte(name))
+	var id [16]byte
 	copy(id[:], s[:16])
-	return id, n, true
+	t.AddID(name, id, partitions)
 }
 
-func (t *testTopics) TopicName(id [16]byte) (string, bool) {
-	for n := range t.parts {
-		if i, _, _ := t.TopicID(n); i == id {
-			return n, true
-		}
-	}
-	return "", false
-}
-
-func (t *testTopics) TopicNames() []string { return sortedKeys(t.parts) }
-func (t *testTopics) Rack() string         { return t.rack }
+// CreateTopic creates an internal topic as the adapters do.
 func (t *testTopics) CreateTopic(name string, partitions int32, _ map[string]string) error {
-	if _, ok := t.parts[name]; !ok {
-		t.parts[name] = partitions
+	if _, ok := t.Image().Topic(name); !ok {
+		t.set(name, partitions)
 		t.created = append(t.created, name)
 	}
 	return nil
@@ -60,11 +48,9 @@ func (t *testTopics) CreateTopic(name string, partitions int32, _ map[string]str
 
 // streamsHarness drives one shard State with a manual clock, collecting every written record.
 type streamsHarness struct {
-	t      *testing.T
-	st     *State
+	shardDriver
 	topics *testTopics
-	log    []Record
-	// autoCreate creates requested internal topics after each heartbeat, as the service does.
+	// autoCreate creates requested internal topics after each heartbeat, as the adapters do.
 	autoCreate bool
 }
 
@@ -73,40 +59,19 @@ func newStreamsHarness(t testing.TB, topics *testTopics, overrides ...string) *s
 		topics = newTestTopics()
 	}
 	ov := append([]string{"group.streams.initial.rebalance.delay.ms=0"}, overrides...)
-	cfg := &Config{Shards: 1, Values: config.Defaults(ov...), Topics: topics}
-	st := NewState(0, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	cfg := ConfigFrom(config.Defaults(ov...))
+	cfg.Shards = 1
+	st := NewState(0, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), &testIDs{})
 	st.Now = time.UnixMilli(1_700_000_000_000)
-	tt, _ := t.(*testing.T)
-	return &streamsHarness{t: tt, st: st, topics: topics, autoCreate: true}
-}
-
-func (h *streamsHarness) run(op func(*State, *Call)) any {
-	h.st.batch = &batch{}
 	cid := "client"
-	c := &Call{op: op, done: make(chan struct{}), Meta: Meta{APIVersion: 1, ClientID: &cid, ClientHost: "/127.0.0.1"}}
-	op(h.st, c)
-	h.log = append(h.log, h.st.batch.records...)
-	h.st.batch = nil
-	return c.resp
-}
-
-// advance moves the clock and runs due timers.
-func (h *streamsHarness) advance(d time.Duration) {
-	h.st.Now = h.st.Now.Add(d)
-	for {
-		tm := h.st.Timers.popDue(h.st.Now)
-		if tm == nil {
-			return
-		}
-		h.st.batch = &batch{}
-		tm.fn(h.st)
-		h.log = append(h.log, h.st.batch.records...)
-		h.st.batch = nil
-	}
+	h := &streamsHarness{shardDriver: shardDriver{t: t, st: st, meta: Meta{APIVersion: 1, ClientID: &cid, ClientHost: "/127.0.0.1"}},
+		topics: topics, autoCreate: true}
+	h.image = topics.Image
+	return h
 }
 
 func (h *streamsHarness) hbResult(req *kmsg.StreamsGroupHeartbeatRequest) *StreamsHeartbeatResult {
-	res := h.run(StreamsGroupHeartbeat(req)).(*StreamsHeartbeatResult)
+	res := run(h, StreamsGroupHeartbeat(req))
 	if h.autoCreate {
 		for _, t := range res.Create {
 			_ = h.topics.CreateTopic(t.Name, t.Partitions, t.Configs)
@@ -272,12 +237,20 @@ func (h *streamsHarness) converge(group string, ms []*tMember, maxRounds int) in
 
 // replayed rebuilds a fresh State from the log (last value per key, in the given key order).
 func replayed(t *testing.T, h *streamsHarness, order func([]Record)) *State {
-	recs := dedupe(append([]Record(nil), h.log...))
+	last := map[string]int{}
+	var recs []Record
+	for _, r := range h.records {
+		if i, ok := last[string(r.Key)]; ok {
+			recs[i] = r
+			continue
+		}
+		last[string(r.Key)] = len(recs)
+		recs = append(recs, r)
+	}
 	order(recs)
-	st := NewState(0, h.st.Cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	st.Loading = true
+	st := NewState(0, h.st.Cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), &testIDs{})
 	for _, r := range recs {
-		if err := st.replay(r); err != nil {
+		if err := st.Replay(r); err != nil {
 			t.Fatalf("replay: %v", err)
 		}
 	}

@@ -1,17 +1,12 @@
 package coordinator
 
 import (
-	"context"
 	"fmt"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/muster-io/muster/internal/config"
 )
 
 // Fixed values of the streams heartbeat response.
@@ -25,65 +20,21 @@ const (
 	streamsTaskOffsetInterval = 60 * time.Second
 )
 
-// streamsConfig is the broker configuration streams groups use.
-type streamsConfig struct {
-	session, heartbeat time.Duration
-	maxSize            int
-	standbys, warmups  int
-	initialDelay       time.Duration
-	enabled            bool
-}
-
-var (
-	streamsDefaultsOnce sync.Once
-	streamsDefaults     *config.Values
-)
-
-var streamsConfigMemo cfgMemo[streamsConfig]
-
-// streamsCfg derives the streams configuration once per config Values (streamsConfigMemo).
-func streamsCfg(st *State) streamsConfig {
-	v := st.Cfg.Values
-	if v == nil {
-		streamsDefaultsOnce.Do(func() { streamsDefaults = config.Defaults() })
-		v = streamsDefaults
-	}
-	return streamsConfigMemo.get(v, deriveStreamsConfig)
-}
-
-func deriveStreamsConfig(v *config.Values) streamsConfig {
-	c := streamsConfig{
-		session:      v.Ms("group.streams.session.timeout.ms"),
-		heartbeat:    v.Ms("group.streams.heartbeat.interval.ms"),
-		maxSize:      int(v.Int("group.streams.max.size")),
-		standbys:     int(v.Int("group.streams.num.standby.replicas")),
-		warmups:      int(v.Int("group.streams.num.warmup.replicas")),
-		initialDelay: v.Ms("group.streams.initial.rebalance.delay.ms"),
-	}
-	// Values.List without its slice: this runs on every heartbeat.
-	for p := range strings.SplitSeq(v.String("group.coordinator.rebalance.protocols"), ",") {
-		if strings.TrimSpace(p) == "streams" {
-			c.enabled = true
-		}
-	}
-	return c
-}
-
 // sameAssignmentConfigs is sameStringMap(m, c.assignmentConfigs()) without building the map.
-func (c streamsConfig) sameAssignmentConfigs(m map[string]string) bool {
+func (c StreamsConfig) sameAssignmentConfigs(m map[string]string) bool {
 	if len(m) != 2 {
 		return false
 	}
 	s, ok1 := m["num.standby.replicas"]
 	w, ok2 := m["num.warmup.replicas"]
-	return ok1 && ok2 && s == strconv.Itoa(c.standbys) && w == strconv.Itoa(c.warmups)
+	return ok1 && ok2 && s == strconv.Itoa(c.NumStandbyReplicas) && w == strconv.Itoa(c.NumWarmupReplicas)
 }
 
 // assignmentConfigs are the assignment configs stored with the group epoch; a change bumps it.
-func (c streamsConfig) assignmentConfigs() map[string]string {
+func (c StreamsConfig) assignmentConfigs() map[string]string {
 	return map[string]string{
-		"num.standby.replicas": strconv.Itoa(c.standbys),
-		"num.warmup.replicas":  strconv.Itoa(c.warmups),
+		"num.standby.replicas": strconv.Itoa(c.NumStandbyReplicas),
+		"num.warmup.replicas":  strconv.Itoa(c.NumWarmupReplicas),
 	}
 }
 
@@ -92,7 +43,7 @@ func (c streamsConfig) assignmentConfigs() map[string]string {
 // them after the coordinator answered).
 type StreamsHeartbeatResult struct {
 	Response *kmsg.StreamsGroupHeartbeatResponse
-	Create   []streamsInternalTopic
+	Create   []StreamsInternalTopic
 	// TopologyDescription feeds the KIP-1331 solicitation decision (see
 	// TopologyDescriptions.ShouldSolicit); zero on error and leave paths.
 	TopologyDescription TopologyDescriptionState
@@ -116,8 +67,8 @@ func streamsHeartbeatError(req *kmsg.StreamsGroupHeartbeatRequest, err error) *k
 	return resp
 }
 
-// validateStreamsHeartbeat is Kafka's throwIfStreamsGroupHeartbeatRequestIsInvalid
-// (reference §1.5): INVALID_REQUEST (or STREAMS_INVALID_TOPOLOGY) with a message.
+// validateStreamsHeartbeat is Kafka's throwIfStreamsGroupHeartbeatRequestIsInvalid:
+// INVALID_REQUEST (or STREAMS_INVALID_TOPOLOGY) with a message.
 func validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) error {
 	switch {
 	case req.MemberID == "":
@@ -167,24 +118,25 @@ func validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) error {
 	return nil
 }
 
-// StreamsGroupHeartbeat handles StreamsGroupHeartbeat v0–v1 on the shard (KIP-1071, seed 002;
+// StreamsGroupHeartbeat handles StreamsGroupHeartbeat v0–v1 on the shard (KIP-1071;
 // Kafka's GroupMetadataManager.streamsGroupHeartbeat). It replies with a
-// *StreamsHeartbeatResult.
-func StreamsGroupHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) func(st *State, c *Call) {
-	return func(st *State, c *Call) {
-		res, err := streamsHeartbeat(st, c, req)
+// *StreamsHeartbeatResult. "KIP-1071 heartbeat step N" in comments is step N of the KIP's
+// StreamsGroupHeartbeat handling.
+func StreamsGroupHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) func(st *State, c *Call[*StreamsHeartbeatResult]) {
+	return func(st *State, c *Call[*StreamsHeartbeatResult]) {
+		res, err := streamsHeartbeat(st, &c.Meta, req)
 		if err != nil {
 			res = &StreamsHeartbeatResult{Response: streamsHeartbeatError(req, err)}
 		}
-		st.Reply(c, res)
+		c.Reply(st, res)
 	}
 }
 
-func streamsHeartbeat(st *State, c *Call, req *kmsg.StreamsGroupHeartbeatRequest) (*StreamsHeartbeatResult, error) {
+func streamsHeartbeat(st *State, c *Meta, req *kmsg.StreamsGroupHeartbeatRequest) (*StreamsHeartbeatResult, error) {
 	if err := validateStreamsHeartbeat(req); err != nil {
 		return nil, err
 	}
-	cfg := streamsCfg(st)
+	cfg := st.Cfg.Streams
 	if req.MemberEpoch < 0 {
 		return streamsLeave(st, req)
 	}
@@ -205,7 +157,7 @@ func streamsHeartbeat(st *State, c *Call, req *kmsg.StreamsGroupHeartbeatRequest
 	id := req.MemberID
 	bump := false
 
-	// Member metadata (seed step 4): any change bumps the group epoch.
+	// Member metadata (KIP-1071 heartbeat step 4): any change bumps the group epoch.
 	base := g.meta[id]
 	if base == nil && replacing != "" {
 		base = g.meta[replacing]
@@ -251,7 +203,7 @@ func streamsHeartbeat(st *State, c *Call, req *kmsg.StreamsGroupHeartbeatRequest
 	}
 	g.scheduleSession(st, id, cfg)
 
-	// Topology configuration and metadata hash (seed step 5, KIP-1101).
+	// Topology configuration and metadata hash (KIP-1071 heartbeat step 5; the hash is KIP-1101's).
 	hash, validated := g.reconfigure(st)
 	if hash != g.metadataHash || validated != g.validatedTopologyEpoch ||
 		!cfg.sameAssignmentConfigs(g.lastAssignmentConfigs) {
@@ -261,7 +213,7 @@ func streamsHeartbeat(st *State, c *Call, req *kmsg.StreamsGroupHeartbeatRequest
 		g.bumpEpoch(st, cfg, hash, validated)
 	}
 
-	// Target assignment and reconciliation (seed step 6).
+	// Target assignment and reconciliation (KIP-1071 heartbeat step 6).
 	delayed, err := g.maybeAssign(st, cfg)
 	if err != nil {
 		return nil, err
@@ -278,7 +230,7 @@ func streamsHeartbeat(st *State, c *Call, req *kmsg.StreamsGroupHeartbeatRequest
 	cur := g.currentOf(id)
 	resp.MemberID = id
 	resp.MemberEpoch = cur.MemberEpoch
-	resp.HeartbeatIntervalMillis = int32(cfg.heartbeat / time.Millisecond)
+	resp.HeartbeatIntervalMillis = int32(cfg.HeartbeatInterval / time.Millisecond)
 	resp.TaskOffsetIntervalMillis = int32(streamsTaskOffsetInterval / time.Millisecond)
 	resp.AcceptableRecoveryLagLegacy = int32(StreamsAcceptableRecoveryLag)
 	resp.AcceptableRecoveryLag = StreamsAcceptableRecoveryLag
@@ -300,10 +252,10 @@ func streamsHeartbeat(st *State, c *Call, req *kmsg.StreamsGroupHeartbeatRequest
 	return out, nil
 }
 
-// streamsJoinGroup finds or creates the group of a joining member (seed step 2) and applies the
-// topology-epoch rules. It returns the member id of a static member being replaced (or "") and
-// the request's topology.
-func streamsJoinGroup(st *State, req *kmsg.StreamsGroupHeartbeatRequest, cfg streamsConfig) (*StreamsGroup, string, *StreamsTopology, error) {
+// streamsJoinGroup finds or creates the group of a joining member (KIP-1071 heartbeat step 2) and
+// applies the topology-epoch rules. It returns the member id of a static member being replaced (or
+// "") and the request's topology.
+func streamsJoinGroup(st *State, req *kmsg.StreamsGroupHeartbeatRequest, cfg StreamsConfig) (*StreamsGroup, string, *StreamsTopology, error) {
 	topo, err := streamsTopologyFromRequest(req.Topology)
 	if err != nil {
 		return nil, "", nil, err
@@ -324,8 +276,8 @@ func streamsJoinGroup(st *State, req *kmsg.StreamsGroupHeartbeatRequest, cfg str
 	}
 	replacing := ""
 	if g != nil {
-		if _, member := g.meta[req.MemberID]; !member && len(g.meta) >= cfg.maxSize {
-			return nil, "", nil, Errf(kerr.GroupMaxSizeReached, "The streams group has reached its maximum capacity of %d members.", cfg.maxSize)
+		if _, member := g.meta[req.MemberID]; !member && len(g.meta) >= cfg.MaxSize {
+			return nil, "", nil, Errf(kerr.GroupMaxSizeReached, "The streams group has reached its maximum capacity of %d members.", cfg.MaxSize)
 		}
 		if req.InstanceID != nil {
 			if owner := g.staticOwner(*req.InstanceID); owner != "" && owner != req.MemberID {
@@ -349,7 +301,7 @@ func streamsJoinGroup(st *State, req *kmsg.StreamsGroupHeartbeatRequest, cfg str
 			case er > eg+1:
 				return nil, "", nil, Errf(kerr.StreamsInvalidTopologyEpoch,
 					"The topology epoch %d of member %s is more than one above the group's topology epoch %d.", er, req.MemberID, eg)
-			default: // er == eg+1: the member brings the next topology (seed 002 step 2.3.4).
+			default: // er == eg+1: the member brings the next topology (KIP-1071 step 2.3.4).
 				writeStreamsTopology(st, g.id, topo)
 			}
 			return g, replacing, topo, nil
@@ -369,7 +321,8 @@ func streamsJoinGroup(st *State, req *kmsg.StreamsGroupHeartbeatRequest, cfg str
 	return g, "", topo, nil
 }
 
-// streamsExistingMember checks a heartbeat of a member already in the group (seed step 3).
+// streamsExistingMember checks a heartbeat of a member already in the group (KIP-1071 heartbeat
+// step 3).
 func streamsExistingMember(st *State, req *kmsg.StreamsGroupHeartbeatRequest) (*StreamsGroup, error) {
 	g, ok := st.Groups[req.Group].(*StreamsGroup)
 	if !ok {
@@ -398,7 +351,7 @@ func streamsExistingMember(st *State, req *kmsg.StreamsGroupHeartbeatRequest) (*
 		fenced = req.MemberEpoch != cur.PreviousMemberEpoch || !ownedSubset(ownedFromRequest(req), cur.Assigned)
 	}
 	if fenced {
-		g.removeMember(st, req.MemberID, streamsCfg(st))
+		g.removeMember(st, req.MemberID, st.Cfg.Streams)
 		return nil, Errf(kerr.FencedMemberEpoch, "The streams group member %s has epoch %d but the coordinator expected %d.", req.MemberID, req.MemberEpoch, cur.MemberEpoch)
 	}
 	return g, nil
@@ -433,7 +386,7 @@ func streamsLeave(st *State, req *kmsg.StreamsGroupHeartbeatRequest) (*StreamsHe
 		g.writeCurrent(st, id, next)
 		st.Timers.Cancel(streamsRebalanceKey(g.id, id))
 	} else {
-		g.removeMember(st, id, streamsCfg(st))
+		g.removeMember(st, id, st.Cfg.Streams)
 	}
 	resp := req.ResponseKind().(*kmsg.StreamsGroupHeartbeatResponse)
 	resp.MemberID = id
@@ -444,7 +397,7 @@ func streamsLeave(st *State, req *kmsg.StreamsGroupHeartbeatRequest) (*StreamsHe
 }
 
 // streamsUpdatedMeta applies the request's non-null fields to a member's metadata.
-func streamsUpdatedMeta(old *streamsMemberMeta, req *kmsg.StreamsGroupHeartbeatRequest, c *Call, topo *StreamsTopology) *streamsMemberMeta {
+func streamsUpdatedMeta(old *streamsMemberMeta, req *kmsg.StreamsGroupHeartbeatRequest, c *Meta, topo *StreamsTopology) *streamsMemberMeta {
 	if topo == nil && streamsMetaUnchanged(old, req, c) {
 		return old // the steady heartbeat: no copy
 	}
@@ -494,7 +447,7 @@ func streamsUpdatedMeta(old *streamsMemberMeta, req *kmsg.StreamsGroupHeartbeatR
 
 // streamsMetaUnchanged reports whether the heartbeat repeats or omits every member metadata
 // field of old (conservative: non-empty client tags count as a change).
-func streamsMetaUnchanged(old *streamsMemberMeta, req *kmsg.StreamsGroupHeartbeatRequest, c *Call) bool {
+func streamsMetaUnchanged(old *streamsMemberMeta, req *kmsg.StreamsGroupHeartbeatRequest, c *Meta) bool {
 	switch {
 	case old == nil:
 		return false
@@ -556,7 +509,7 @@ func (g *StreamsGroup) dropMember(st *State, id string) {
 }
 
 // removeMember fences a member: tombstones and a group epoch bump.
-func (g *StreamsGroup) removeMember(st *State, id string, cfg streamsConfig) {
+func (g *StreamsGroup) removeMember(st *State, id string, cfg StreamsConfig) {
 	g.dropMember(st, id)
 	hash, validated := g.reconfigure(st)
 	g.bumpEpoch(st, cfg, hash, validated)
@@ -564,7 +517,7 @@ func (g *StreamsGroup) removeMember(st *State, id string, cfg streamsConfig) {
 
 // bumpEpoch writes the group metadata with the next group epoch, the given metadata hash and
 // validated topology epoch, and the current assignment configs.
-func (g *StreamsGroup) bumpEpoch(st *State, cfg streamsConfig, hash int64, validated int32) {
+func (g *StreamsGroup) bumpEpoch(st *State, cfg StreamsConfig, hash int64, validated int32) {
 	v := g.metadataValue()
 	v.Epoch = g.groupEpoch + 1
 	v.MetadataHash, v.ValidatedTopologyEpoch = hash, validated
@@ -581,9 +534,9 @@ func (g *StreamsGroup) reconfigure(st *State) (hash int64, validated int32) {
 	if g.topology == nil {
 		return g.metadataHash, g.validatedTopologyEpoch
 	}
-	hash = g.computeMetadataHash(st.Cfg.Topics)
+	hash = g.computeMetadataHash(st.Image)
 	if g.configured == nil || g.configured.epoch != g.topology.Epoch || hash != g.metadataHash {
-		g.configured = configureStreamsTopology(g.topology, st.Cfg.Topics)
+		g.configured = configureStreamsTopology(g.topology, st.Image)
 	}
 	validated = -1
 	if g.configured.ready() {
@@ -597,7 +550,7 @@ const streamsSessionTag = timerTag("streams-session")
 
 // scheduleSession (re)arms the member's session timeout; re-arming an armed one only moves its
 // deadline (Timers.Rearm), with the key cached in the member's in-memory state.
-func (g *StreamsGroup) scheduleSession(st *State, id string, cfg streamsConfig) {
+func (g *StreamsGroup) scheduleSession(st *State, id string, cfg StreamsConfig) {
 	gid := g.id
 	key := ""
 	if s := g.soft[id]; s != nil {
@@ -608,16 +561,16 @@ func (g *StreamsGroup) scheduleSession(st *State, id string, cfg streamsConfig) 
 	} else {
 		key = streamsSessionKey(gid, id)
 	}
-	if st.Timers.Rearm(key, streamsSessionTag, st.Now.Add(cfg.session)) {
+	if st.Timers.Rearm(key, streamsSessionTag, st.Now.Add(cfg.SessionTimeout)) {
 		return
 	}
-	st.Timers.ScheduleTagged(key, streamsSessionTag, st.Now.Add(cfg.session), func(st *State) {
+	st.Timers.ScheduleTagged(key, streamsSessionTag, st.Now.Add(cfg.SessionTimeout), func(st *State) {
 		cur, ok := st.Groups[gid].(*StreamsGroup)
 		if !ok || cur.meta[id] == nil {
 			return
 		}
 		st.Log.Info("streams group member session expired", "group", gid, "member", id)
-		cur.removeMember(st, id, streamsCfg(st))
+		cur.removeMember(st, id, st.Cfg.Streams)
 	})
 }
 
@@ -714,36 +667,4 @@ func (g *StreamsGroup) statuses(id string, delayed bool) []kmsg.StreamsGroupHear
 		add(StreamsStatusAssignmentDelayed, "Assignment delayed due to the configured initial rebalance delay.")
 	}
 	return out
-}
-
-func init() {
-	RegisterHandler(88, func(s *Service, ctx context.Context, meta Meta, r kmsg.Request) kmsg.Response {
-		req := r.(*kmsg.StreamsGroupHeartbeatRequest)
-		if s.Cfg != nil && s.Cfg.Values != nil {
-			if !streamsCfg(&State{Cfg: s.Cfg}).enabled {
-				return streamsHeartbeatError(req, Errf(kerr.UnsupportedVersion, "The streams rebalance protocol is not enabled."))
-			}
-		}
-		res, err := s.do(ctx, req.Group, meta, StreamsGroupHeartbeat(req))
-		if err != nil {
-			return streamsHeartbeatError(req, err)
-		}
-		out := res.(*StreamsHeartbeatResult)
-		createStreamsInternalTopics(s, out.Create)
-		s.maybeSolicitTopologyDescription(meta, req, out)
-		return out.Response
-	})
-}
-
-// createStreamsInternalTopics creates internal topics outside the shard loop (CreateTopic may
-// block on disk); members see MISSING_INTERNAL_TOPICS until they exist.
-func createStreamsInternalTopics(s *Service, topics []streamsInternalTopic) {
-	if len(topics) == 0 || s.Cfg == nil || s.Cfg.Topics == nil {
-		return
-	}
-	for _, t := range topics {
-		if err := s.Cfg.Topics.CreateTopic(t.Name, t.Partitions, t.Configs); err != nil && s.Log != nil {
-			s.Log.Warn("streams: creating internal topic failed", "topic", t.Name, "partitions", t.Partitions, "err", err)
-		}
-	}
 }

@@ -121,7 +121,8 @@ func TestStreamsJoinOtherGroupTypes(t *testing.T) {
 	h.st.Groups["classic"] = cg
 	wantErr(t, h.hb(newTMember("m1", "p", simpleTopology(0)).request("classic")), kerr.GroupIDNotFound, "is not a streams group")
 	// Empty (simple) classic group created by an offset commit: replaced.
-	h.run(func(st *State, c *Call) {
+	run(h, func(st *State, c *Call[Ack]) {
+		defer c.Reply(st, Ack{})
 		st.WriteOffset("simple", "input", 0, &OffsetValue{Offset: 5, LeaderEpoch: -1, CommitTime: st.Now})
 	})
 	if _, ok := h.st.Groups["simple"].(*ClassicGroup); !ok {
@@ -434,8 +435,8 @@ func TestStreamsMissingSourceAndInternalTopics(t *testing.T) {
 	if h.group("g").StateName() != "NotReady" {
 		t.Fatalf("state %s", h.group("g").StateName())
 	}
-	topics.parts["in-a"] = 3
-	topics.parts["in-b"] = 5
+	topics.set("in-a", 3)
+	topics.set("in-b", 5)
 	res = h.hbResult(m.request("g"))
 	m.apply(res.Response)
 	if !hasStatus(res.Response, StreamsStatusMissingInternalTopics) {
@@ -460,7 +461,7 @@ func TestStreamsMissingSourceAndInternalTopics(t *testing.T) {
 	assertActiveOnce(t, h.group("g"), map[string]int32{"0": 5, "1": 5, "2": 7})
 	// Deleting a source topic: MISSING_SOURCE_TOPICS again and the epoch moves.
 	e := h.group("g").GroupEpoch()
-	delete(topics.parts, "in-b")
+	topics.Delete("in-b")
 	if resp := h.beat("g", m); !hasStatus(resp, StreamsStatusMissingSourceTopics) || h.group("g").GroupEpoch() != e+1 {
 		t.Fatalf("after deletion: %+v epoch %d", resp.Status, h.group("g").GroupEpoch())
 	}
@@ -474,7 +475,7 @@ func TestStreamsCopartitionedTopicsDiffer(t *testing.T) {
 	if !hasStatus(resp, StreamsStatusIncorrectlyPartitionedTopics) {
 		t.Fatalf("want INCORRECTLY_PARTITIONED_TOPICS, got %+v", resp.Status)
 	}
-	h.topics.parts["right"] = 3
+	h.topics.set("right", 3)
 	if resp := h.beat("g", m); len(resp.Status) != 0 {
 		t.Fatalf("statuses %+v", resp.Status)
 	}
@@ -499,17 +500,17 @@ func TestStreamsMetadataHashChangeReconfigures(t *testing.T) {
 	if hash == 0 {
 		t.Fatal("metadata hash not computed")
 	}
-	h.topics.rack = "rack-1" // rack change alone changes the hash
+	h.topics.SetRack("rack-1") // rack change alone changes the hash
 	h.beat("g", m)
 	if g.MetadataHash() == hash || g.GroupEpoch() != e+1 {
 		t.Fatalf("rack change: hash %d→%d epoch %d→%d", hash, g.MetadataHash(), e, g.GroupEpoch())
 	}
-	h.topics.parts["input"] = 4 // more partitions: changelog now wrongly partitioned
+	h.topics.set("input", 4) // more partitions: changelog now wrongly partitioned
 	resp := h.beat("g", m)
 	if !hasStatus(resp, StreamsStatusIncorrectlyPartitionedTopics) {
 		t.Fatalf("want INCORRECTLY_PARTITIONED_TOPICS, got %+v", resp.Status)
 	}
-	h.topics.parts["app-store-changelog"] = 4
+	h.topics.set("app-store-changelog", 4)
 	h.converge("g", []*tMember{m}, 5)
 	assertActiveOnce(t, g, map[string]int32{"0": 4})
 }
@@ -715,7 +716,7 @@ func TestStreamsGroupStates(t *testing.T) {
 	if g.StateName() != "Stable" {
 		t.Fatal(g.StateName())
 	}
-	delete(h.topics.parts, "input")
+	h.topics.Delete("input")
 	h.beat("g", m1)
 	if g.StateName() != "NotReady" {
 		t.Fatal(g.StateName())

@@ -65,16 +65,16 @@ func TestStreamsOffsetCommitKIP1251(t *testing.T) {
 	}
 
 	// Same epoch: everything accepted.
-	resp := h.run(OffsetCommit(commitReq("g", "m1", m1.epoch, map[string][]int32{"input": {0, 1, 2, 3}}))).(*kmsg.OffsetCommitResponse)
+	resp := run(h, OffsetCommit(commitReq("g", "m1", m1.epoch, map[string][]int32{"input": {0, 1, 2, 3}})))
 	for tp, code := range commitCodes(resp) {
 		if code != 0 {
 			t.Fatalf("current epoch: %v got %d", tp, code)
 		}
 	}
 	// Older epoch: the old tasks are accepted, the newly given ones and non-source topics stale.
-	resp = h.run(OffsetCommit(commitReq("g", "m1", old, map[string][]int32{
+	resp = run(h, OffsetCommit(commitReq("g", "m1", old, map[string][]int32{
 		"input": {0, 1, 2, 3}, "app-store-changelog": {kept[0]},
-	}))).(*kmsg.OffsetCommitResponse)
+	})))
 	codes := commitCodes(resp)
 	for _, p := range kept {
 		if codes[topicPartition{"input", p}] != 0 {
@@ -91,12 +91,12 @@ func TestStreamsOffsetCommitKIP1251(t *testing.T) {
 	}
 	// The rejected partitions are not written.
 	h.st.Offsets.remove([]byte("g"), []byte("input"), others[0])
-	h.run(OffsetCommit(commitReq("g", "m1", old, map[string][]int32{"input": {others[0]}})))
+	run(h, OffsetCommit(commitReq("g", "m1", old, map[string][]int32{"input": {others[0]}})))
 	if _, ok := h.st.Offsets.Get("g", "input", others[0]); ok {
 		t.Fatal("a rejected partition must not be committed")
 	}
 	// Newer epoch: stale as a whole.
-	resp = h.run(OffsetCommit(commitReq("g", "m1", m1.epoch+1, map[string][]int32{"input": {kept[0]}}))).(*kmsg.OffsetCommitResponse)
+	resp = run(h, OffsetCommit(commitReq("g", "m1", m1.epoch+1, map[string][]int32{"input": {kept[0]}})))
 	if commitCodes(resp)[topicPartition{"input", kept[0]}] != kerr.StaleMemberEpoch.Code {
 		t.Fatal("newer epoch must be STALE_MEMBER_EPOCH")
 	}

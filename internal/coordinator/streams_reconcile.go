@@ -17,13 +17,13 @@ var streamsAssignor = assignor.Sticky()
 // assignment epoch and the topology is ready. The first assignment of a group without target
 // assignments is delayed by group.streams.initial.rebalance.delay.ms (status
 // ASSIGNMENT_DELAYED, reported as delayed=true); a timer computes it when the delay ends.
-func (g *StreamsGroup) maybeAssign(st *State, cfg streamsConfig) (delayed bool, err error) {
+func (g *StreamsGroup) maybeAssign(st *State, cfg StreamsConfig) (delayed bool, err error) {
 	if !g.configured.ready() || g.groupEpoch <= g.targetEpoch || len(g.meta) == 0 {
 		return false, nil
 	}
-	if cfg.initialDelay > 0 && len(g.targets) == 0 {
+	if cfg.InitialRebalanceDelay > 0 && len(g.targets) == 0 {
 		if g.delayDeadline.IsZero() {
-			g.delayDeadline = st.Now.Add(cfg.initialDelay)
+			g.delayDeadline = st.Now.Add(cfg.InitialRebalanceDelay)
 			gid := g.id
 			st.Timers.Schedule(streamsDelayKey(gid), g.delayDeadline, func(st *State) {
 				cur, ok := st.Groups[gid].(*StreamsGroup)
@@ -31,7 +31,7 @@ func (g *StreamsGroup) maybeAssign(st *State, cfg streamsConfig) (delayed bool, 
 					return
 				}
 				cur.delayDeadline = st.Now
-				if _, err := cur.maybeAssign(st, streamsCfg(st)); err != nil {
+				if _, err := cur.maybeAssign(st, st.Cfg.Streams); err != nil {
 					st.Log.Error("streams: delayed target assignment failed", "group", gid, "err", err)
 				}
 			})
@@ -48,10 +48,10 @@ func (g *StreamsGroup) maybeAssign(st *State, cfg streamsConfig) (delayed bool, 
 // computeTarget runs the sticky assignor on the members, their current targets (stickiness)
 // and task lags, and writes the changed target assignments and the target assignment metadata
 // at the group epoch.
-func (g *StreamsGroup) computeTarget(st *State, cfg streamsConfig) error {
+func (g *StreamsGroup) computeTarget(st *State, cfg StreamsConfig) error {
 	spec := &assignor.GroupSpec{
-		NumStandbyReplicas:    cfg.standbys,
-		NumWarmupReplicas:     cfg.warmups,
+		NumStandbyReplicas:    cfg.NumStandbyReplicas,
+		NumWarmupReplicas:     cfg.NumWarmupReplicas,
 		AcceptableRecoveryLag: StreamsAcceptableRecoveryLag,
 	}
 	for _, s := range g.topology.Subtopologies {
@@ -301,13 +301,13 @@ func (g *StreamsGroup) scheduleRebalanceTimeout(st *State, id string, epoch int3
 			return
 		}
 		st.Log.Info("streams group member did not revoke its tasks in time", "group", gid, "member", id)
-		cur.removeMember(st, id, streamsCfg(st))
+		cur.removeMember(st, id, st.Cfg.Streams)
 	})
 }
 
-// partitionsByUserEndpoint is the interactive-query view (seed 002 step 7): for every user
-// endpoint, the source-topic partitions of the active and standby tasks its members currently
-// hold, sorted by endpoint, topic and partition.
+// partitionsByUserEndpoint is the interactive-query view (KIP-1071 heartbeat step 7; Kafka's
+// EndpointToPartitionsManager): for every user endpoint, the source-topic partitions of the active
+// and standby tasks its members currently hold, sorted by endpoint, topic and partition.
 func (g *StreamsGroup) partitionsByUserEndpoint() []kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpoint {
 	type parts struct{ active, standby map[string]map[int32]bool }
 	byEP := map[streamsEndpoint]*parts{}
@@ -384,18 +384,15 @@ func sortedParts(m map[int32]bool) []int32 {
 	return out
 }
 
-func init() {
-	// Re-arm session timers after a load (Kafka's onLoaded); rebalance timers restart too for
-	// members still revoking.
-	RegisterOnLoad(func(st *State) {
-		cfg := streamsCfg(st)
-		for _, g := range st.streamsGroups() {
-			for _, id := range g.MemberIDs() {
-				g.scheduleSession(st, id, cfg)
-				if c := g.currentOf(id); c.State == streamsMemberUnrevokedTasks {
-					g.scheduleRebalanceTimeout(st, id, c.MemberEpoch)
-				}
+// onLoadedStreams is the streams part of Kafka's onLoaded: session timers are re-armed, and
+// rebalance timers restart for members still revoking.
+func onLoadedStreams(st *State) {
+	for _, g := range st.streamsGroups() {
+		for _, id := range g.MemberIDs() {
+			g.scheduleSession(st, id, st.Cfg.Streams)
+			if c := g.currentOf(id); c.State == streamsMemberUnrevokedTasks {
+				g.scheduleRebalanceTimeout(st, id, c.MemberEpoch)
 			}
 		}
-	})
+	}
 }

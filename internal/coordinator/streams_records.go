@@ -360,98 +360,101 @@ func writeStreamsTopology(st *State, group string, t *StreamsTopology) {
 
 // --- replay ---
 
-func init() {
-	RegisterReplay(RecStreamsGroupMetadata, replayStreams(0, func(g *StreamsGroup, _ []string, value []byte) error {
-		if value == nil {
-			g.hasMetadata = false
-			g.groupEpoch, g.metadataHash, g.validatedTopologyEpoch = 0, 0, -1
-			g.lastAssignmentConfigs = nil
-			g.storedTopologyEpoch, g.lastFailedTopologyEpoch = -1, -1
-			return nil
-		}
-		v, err := decodeStreamsMetadata(value)
-		if err != nil {
-			return err
-		}
-		g.hasMetadata = true
-		g.groupEpoch, g.metadataHash, g.validatedTopologyEpoch = v.Epoch, v.MetadataHash, v.ValidatedTopologyEpoch
-		g.lastAssignmentConfigs = v.LastAssignmentConfigs
-		g.storedTopologyEpoch, g.lastFailedTopologyEpoch = v.StoredTopologyEpoch, v.LastFailedTopologyEpoch
+func replayStreamsMetadata(g *StreamsGroup, _ []string, value []byte) error {
+	if value == nil {
+		g.hasMetadata = false
+		g.groupEpoch, g.metadataHash, g.validatedTopologyEpoch = 0, 0, -1
+		g.lastAssignmentConfigs = nil
+		g.storedTopologyEpoch, g.lastFailedTopologyEpoch = -1, -1
 		return nil
-	}))
-	RegisterReplay(RecStreamsGroupMemberMetadata, replayStreams(1, func(g *StreamsGroup, k []string, value []byte) error {
-		if value == nil {
-			delete(g.meta, k[0])
-			delete(g.soft, k[0])
-			return nil
-		}
-		m, err := decodeStreamsMemberMeta(value)
-		if err != nil {
-			return err
-		}
-		g.meta[k[0]] = m
+	}
+	v, err := decodeStreamsMetadata(value)
+	if err != nil {
+		return err
+	}
+	g.hasMetadata = true
+	g.groupEpoch, g.metadataHash, g.validatedTopologyEpoch = v.Epoch, v.MetadataHash, v.ValidatedTopologyEpoch
+	g.lastAssignmentConfigs = v.LastAssignmentConfigs
+	g.storedTopologyEpoch, g.lastFailedTopologyEpoch = v.StoredTopologyEpoch, v.LastFailedTopologyEpoch
+	return nil
+}
+
+func replayStreamsMember(g *StreamsGroup, k []string, value []byte) error {
+	if value == nil {
+		delete(g.meta, k[0])
+		delete(g.soft, k[0])
 		return nil
-	}))
-	RegisterReplay(RecStreamsGroupTargetMetadata, replayStreams(0, func(g *StreamsGroup, _ []string, value []byte) error {
-		if value == nil {
-			g.hasTargetMetadata, g.targetEpoch, g.assignmentTimestamp = false, 0, 0
-			return nil
-		}
-		d, err := streamsDec("StreamsGroupTargetAssignmentMetadata", value)
-		if err != nil {
-			return err
-		}
-		epoch, ts := d.Int32(), d.Int64()
-		if err := d.Done(); err != nil {
-			return err
-		}
-		g.hasTargetMetadata, g.targetEpoch, g.assignmentTimestamp = true, epoch, ts
+	}
+	m, err := decodeStreamsMemberMeta(value)
+	if err != nil {
+		return err
+	}
+	g.meta[k[0]] = m
+	return nil
+}
+
+func replayStreamsTargetMetadata(g *StreamsGroup, _ []string, value []byte) error {
+	if value == nil {
+		g.hasTargetMetadata, g.targetEpoch, g.assignmentTimestamp = false, 0, 0
 		return nil
-	}))
-	RegisterReplay(RecStreamsGroupTargetMember, replayStreams(1, func(g *StreamsGroup, k []string, value []byte) error {
-		if value == nil {
-			delete(g.targets, k[0])
-			return nil
-		}
-		d, err := streamsDec("StreamsGroupTargetAssignmentMember", value)
-		if err != nil {
-			return err
-		}
-		a := decodeTaskSet(d, false)
-		if err := d.Done(); err != nil {
-			return err
-		}
-		g.targets[k[0]] = a
+	}
+	d, err := streamsDec("StreamsGroupTargetAssignmentMetadata", value)
+	if err != nil {
+		return err
+	}
+	epoch, ts := d.Int32(), d.Int64()
+	if err := d.Done(); err != nil {
+		return err
+	}
+	g.hasTargetMetadata, g.targetEpoch, g.assignmentTimestamp = true, epoch, ts
+	return nil
+}
+
+func replayStreamsTargetMember(g *StreamsGroup, k []string, value []byte) error {
+	if value == nil {
+		delete(g.targets, k[0])
 		return nil
-	}))
-	RegisterReplay(RecStreamsGroupCurrentMember, replayStreams(1, func(g *StreamsGroup, k []string, value []byte) error {
-		g.unindex(k[0])
-		if value == nil {
-			delete(g.current, k[0])
-			return nil
-		}
-		c, err := decodeStreamsCurrent(value)
-		if err != nil {
-			return err
-		}
-		g.current[k[0]] = c
-		g.index(k[0])
+	}
+	d, err := streamsDec("StreamsGroupTargetAssignmentMember", value)
+	if err != nil {
+		return err
+	}
+	a := decodeTaskSet(d, false)
+	if err := d.Done(); err != nil {
+		return err
+	}
+	g.targets[k[0]] = a
+	return nil
+}
+
+func replayStreamsCurrentMember(g *StreamsGroup, k []string, value []byte) error {
+	g.unindex(k[0])
+	if value == nil {
+		delete(g.current, k[0])
 		return nil
-	}))
-	RegisterReplay(RecStreamsGroupTopology, replayStreams(0, func(g *StreamsGroup, _ []string, value []byte) error {
-		if value == nil {
-			g.topology = nil
-			g.configured = nil
-			return nil
-		}
-		t, err := decodeStreamsTopology(value)
-		if err != nil {
-			return err
-		}
-		g.topology = t
+	}
+	c, err := decodeStreamsCurrent(value)
+	if err != nil {
+		return err
+	}
+	g.current[k[0]] = c
+	g.index(k[0])
+	return nil
+}
+
+func replayStreamsTopology(g *StreamsGroup, _ []string, value []byte) error {
+	if value == nil {
+		g.topology = nil
 		g.configured = nil
 		return nil
-	}))
+	}
+	t, err := decodeStreamsTopology(value)
+	if err != nil {
+		return err
+	}
+	g.topology = t
+	g.configured = nil
+	return nil
 }
 
 // replayStreams wraps a streams record replay: it parses the key (group and extra strings),
@@ -459,31 +462,31 @@ func init() {
 // of the same id, which an older record such as an offset commit may have created), ignores
 // tombstones for unknown groups, and removes the group once none of its records remain. The
 // result depends only on which keys hold which values, not on the order of keys.
-func replayStreams(extra int, fn func(g *StreamsGroup, k []string, value []byte) error) ReplayFunc {
-	return func(st *State, key, value []byte) error {
-		group, rest, err := parseGroupKey(key, extra)
-		if err != nil {
-			return err
-		}
-		g, ok := st.Groups[group].(*StreamsGroup)
-		if !ok {
-			if value == nil {
-				return nil
-			}
-			if other, exists := st.Groups[group]; exists && other.Type() != TypeClassic {
-				return fmt.Errorf("%w: streams record for %s group %q", ErrCorruptRecord, other.Type(), group)
-			}
-			g = newStreamsGroup(group)
-			st.Groups[group] = g
-		}
-		if err := fn(g, rest, value); err != nil {
-			return err
-		}
-		if value == nil && g.noRecords() {
-			delete(st.Groups, group)
-		}
-		return nil
+// replayStreams replays one streams group record: the key holds the group id and extra more
+// strings (a member id), fn applies the value to the group, created on its first record.
+func replayStreams(st *State, key, value []byte, extra int, fn func(g *StreamsGroup, k []string, value []byte) error) error {
+	group, rest, err := parseGroupKey(key, extra)
+	if err != nil {
+		return err
 	}
+	g, ok := st.Groups[group].(*StreamsGroup)
+	if !ok {
+		if value == nil {
+			return nil
+		}
+		if other, exists := st.Groups[group]; exists && other.Type() != TypeClassic {
+			return fmt.Errorf("%w: streams record for %s group %q", ErrCorruptRecord, other.Type(), group)
+		}
+		g = newStreamsGroup(group)
+		st.Groups[group] = g
+	}
+	if err := fn(g, rest, value); err != nil {
+		return err
+	}
+	if value == nil && g.noRecords() {
+		st.removeGroup(group)
+	}
+	return nil
 }
 
 func (g *StreamsGroup) noRecords() bool {

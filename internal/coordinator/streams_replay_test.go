@@ -40,7 +40,8 @@ func streamsWorkload(t *testing.T) *streamsHarness {
 	req = x.request("gone")
 	req.MemberEpoch = -1
 	h.hb(req)
-	h.run(func(st *State, _ *Call) {
+	run(h, func(st *State, c *Call[Ack]) {
+		defer c.Reply(st, Ack{})
 		g := st.Groups["gone"]
 		if err := g.ValidateDeleteGroup(); err != nil {
 			t.Errorf("delete: %v", err)
@@ -51,7 +52,8 @@ func streamsWorkload(t *testing.T) *streamsHarness {
 		t.Fatal("tombstones must remove the group")
 	}
 	// A third group created over an offset-commit simple group.
-	h.run(func(st *State, _ *Call) {
+	run(h, func(st *State, c *Call[Ack]) {
+		defer c.Reply(st, Ack{})
 		st.WriteOffset("conv", "input", 1, &OffsetValue{Offset: 9, LeaderEpoch: -1, CommitTime: st.Now})
 	})
 	h.converge("conv", []*tMember{newTMember("y", "py", simpleTopology(0))}, 5)
@@ -60,7 +62,7 @@ func streamsWorkload(t *testing.T) *streamsHarness {
 
 func TestStreamsReplayEquivalence(t *testing.T) {
 	h := streamsWorkload(t)
-	want := DurableView(h.st)
+	want := durableView(h.st)
 	if len(want) == 0 {
 		t.Fatal("empty state")
 	}
@@ -68,7 +70,7 @@ func TestStreamsReplayEquivalence(t *testing.T) {
 		st := replayed(t, h, func(rs []Record) {
 			rand.New(rand.NewSource(seed)).Shuffle(len(rs), func(i, j int) { rs[i], rs[j] = rs[j], rs[i] })
 		})
-		if got := DurableView(st); !reflect.DeepEqual(got, want) {
+		if got := durableView(st); !reflect.DeepEqual(got, want) {
 			for k := range want {
 				if !reflect.DeepEqual(got[k], want[k]) {
 					t.Errorf("seed %d: %s\n got %+v\nwant %+v", seed, k, got[k], want[k])
@@ -83,7 +85,7 @@ func TestStreamsReplayEquivalence(t *testing.T) {
 		}
 	}
 	st := replayed(t, h, keyOrder)
-	if !reflect.DeepEqual(DurableView(st), want) {
+	if !reflect.DeepEqual(durableView(st), want) {
 		t.Fatal("key-order replay differs")
 	}
 	// A reloaded group keeps working: derived state (holders, configured topology) rebuilds.
@@ -123,7 +125,7 @@ func TestStreamsRecordsRoundTripAndCorrupt(t *testing.T) {
 		t.Fatalf("topology round trip: %v %+v", err, gt)
 	}
 	// Truncations and bad versions are ErrCorruptRecord, never a panic.
-	st := NewState(0, &Config{}, nil)
+	st := NewState(0, testConfig(), nil, &testIDs{})
 	for _, typ := range []int16{RecStreamsGroupMetadata, RecStreamsGroupMemberMetadata, RecStreamsGroupTargetMetadata,
 		RecStreamsGroupTargetMember, RecStreamsGroupCurrentMember, RecStreamsGroupTopology} {
 		var key []byte
@@ -156,9 +158,12 @@ func TestStreamsDescribe(t *testing.T) {
 	req.TaskEndOffsets = []kmsg.TaskOffset{{SubtopologyID: "0", Partition: 1, Offset: 50}}
 	m.apply(h.hb(req))
 	h.converge("g", []*tMember{m}, 5)
-	h.run(func(st *State, c *Call) { st.Groups["classic"] = newSimpleClassicGroup("classic") })
+	run(h, func(st *State, c *Call[Ack]) {
+		st.Groups["classic"] = newSimpleClassicGroup("classic")
+		c.Reply(st, Ack{})
+	})
 
-	out := h.run(DescribeStreamsGroups([]string{"g", "nope", "", "classic"}, 1)).([]kmsg.StreamsGroupDescribeResponseGroup)
+	out := run(h, DescribeStreamsGroups([]string{"g", "nope", "", "classic"}, 1)).Groups
 	if len(out) != 4 {
 		t.Fatalf("%d groups", len(out))
 	}
@@ -214,9 +219,9 @@ func TestStreamsDescribe(t *testing.T) {
 		}
 	}
 	// v0: no v1 fields; NotReady group lists the declared topology.
-	delete(h.topics.parts, "input")
+	h.topics.Delete("input")
 	h.beat("g", m)
-	d0 := h.run(DescribeStreamsGroups([]string{"g"}, 0)).([]kmsg.StreamsGroupDescribeResponseGroup)[0]
+	d0 := run(h, DescribeStreamsGroups([]string{"g"}, 0)).Groups[0]
 	if d0.AssignorName != nil || d0.State != "NotReady" || d0.Topology == nil || len(d0.Topology.Subtopologies) != 1 {
 		t.Fatalf("v0 NotReady %+v", d0)
 	}

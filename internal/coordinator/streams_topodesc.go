@@ -1,111 +1,16 @@
 package coordinator
 
 import (
-	"log/slog"
-	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/muster-io/muster/internal/streams/topodesc"
 )
 
-// TopologyDescriptionsKey is the Service.Extra key holding the *TopologyDescriptions of a broker
-// that has a KIP-1331 plugin configured (absent = feature off).
-const TopologyDescriptionsKey = "kip1331.topology-descriptions"
-
-// Defaults of the KIP-1331 solicitation timers (seed 000: back-off 30 s doubling to 1 h; in-flight
-// tracker 30 s).
-const (
-	DefaultTopologyDescriptionBackoffInitial = 30 * time.Second
-	DefaultTopologyDescriptionBackoffMax     = time.Hour
-	DefaultTopologyDescriptionInflight       = 30 * time.Second
-)
-
-// TopologyDescriptionCounters count plugin outcomes (KIP-1331 sensors
-// streams-group-topology-description-*). They are cumulative and safe for concurrent use.
-type TopologyDescriptionCounters struct {
-	SetSuccess, SetError       atomic.Int64
-	GetSuccess, GetError       atomic.Int64
-	DeleteSuccess, DeleteError atomic.Int64
-	CleanupCycles              atomic.Int64
-	CleanupEligible            atomic.Int64
-}
-
-// TopologyDescriptions is the broker side of KIP-1331 (seed 000): the configured plugin and the
-// in-memory solicitation state (per-group transient-failure back-off and in-flight tracker). The
-// persisted epochs (StoredTopologyEpoch, LastFailedTopologyEpoch) live in each StreamsGroup.
-//
-// Time is always passed in (a shard's st.Now), never read here.
-type TopologyDescriptions struct {
-	Plugin topodesc.Plugin
-	// BackoffInitial is the first transient-failure back-off window; each consecutive transient
-	// failure at the same topology epoch doubles it up to BackoffMax.
-	BackoffInitial, BackoffMax time.Duration
-	// Inflight is how long a solicitation keeps other heartbeats of the group from being
-	// solicited too (the push it asked for is in flight).
-	Inflight time.Duration
-	Log      *slog.Logger
-	Counters TopologyDescriptionCounters
-
-	mu       sync.Mutex
-	backoff  map[string]tdBackoff
-	inflight map[string]tdInflight
-
-	cleanup tdCleanup
-}
-
-type tdBackoff struct {
-	epoch    int32
-	failures int // consecutive transient failures at epoch
-	next     time.Time
-}
-
-type tdInflight struct {
-	epoch int32
-	until time.Time
-}
-
-// NewTopologyDescriptions wraps plugin (non-nil); zero durations take the defaults.
-func NewTopologyDescriptions(plugin topodesc.Plugin, backoffInitial, backoffMax, inflight time.Duration, log *slog.Logger) *TopologyDescriptions {
-	if backoffInitial <= 0 {
-		backoffInitial = DefaultTopologyDescriptionBackoffInitial
-	}
-	if backoffMax <= 0 {
-		backoffMax = DefaultTopologyDescriptionBackoffMax
-	}
-	if backoffMax < backoffInitial {
-		backoffMax = backoffInitial
-	}
-	if inflight <= 0 {
-		inflight = DefaultTopologyDescriptionInflight
-	}
-	if log == nil {
-		log = slog.Default()
-	}
-	return &TopologyDescriptions{Plugin: plugin, BackoffInitial: backoffInitial, BackoffMax: backoffMax, Inflight: inflight,
-		Log: log, backoff: map[string]tdBackoff{}, inflight: map[string]tdInflight{}}
-}
-
-// TopologyDescriptions returns the KIP-1331 side of the service, or nil when no plugin is
-// configured.
-func (s *Service) TopologyDescriptions() *TopologyDescriptions {
-	if s == nil || s.Extra == nil {
-		return nil
-	}
-	td, _ := s.Extra[TopologyDescriptionsKey].(*TopologyDescriptions)
-	if td == nil || td.Plugin == nil {
-		return nil
-	}
-	return td
-}
-
-// topologyDescriptionPluginConfigured reports whether the broker config names a plugin (the
-// shard-side view: expiry keeps groups with a stored description only then).
-func topologyDescriptionPluginConfigured(st *State) bool {
-	return st.Cfg != nil && st.Cfg.Values != nil && st.Cfg.Values.String(topodesc.ConfigPluginClass) != ""
-}
+// The shard side of KIP-1331 (streams group topology descriptions): the persisted epochs
+// (StoredTopologyEpoch, LastFailedTopologyEpoch) live in each StreamsGroup and change only by
+// records written here. The plugin itself, the solicitation back-off and the in-flight tracker
+// live in the adapters (package api), which call these operations around their plugin calls.
 
 // TopologyDescriptionState is what a successful StreamsGroupHeartbeat reports for the KIP-1331
 // solicitation decision, taken on the shard.
@@ -121,82 +26,6 @@ type TopologyDescriptionState struct {
 	Valid bool
 }
 
-// ShouldSolicit decides TopologyDescriptionRequired for one heartbeat (seed 000 broker side 1):
-// true iff the group has a topology, StoredTopologyEpoch ≠ current, LastFailedTopologyEpoch ≠
-// current, no transient back-off window for the current epoch is open, and no solicitation for
-// the current epoch is still in flight. A true answer opens the in-flight window, so concurrent
-// heartbeats of the group are not all asked.
-func (td *TopologyDescriptions) ShouldSolicit(group string, s TopologyDescriptionState) bool {
-	if !s.Valid || s.Stale || s.Current < 0 || s.Stored == s.Current || s.LastFailed == s.Current {
-		return false
-	}
-	td.mu.Lock()
-	defer td.mu.Unlock()
-	if b, ok := td.backoff[group]; ok {
-		if b.epoch == s.Current && s.Now.Before(b.next) {
-			return false
-		}
-		if b.epoch != s.Current {
-			delete(td.backoff, group) // a topology-epoch advance clears the back-off
-		}
-	}
-	if f, ok := td.inflight[group]; ok && f.epoch == s.Current && s.Now.Before(f.until) {
-		return false
-	}
-	td.inflight[group] = tdInflight{epoch: s.Current, until: s.Now.Add(td.Inflight)}
-	return true
-}
-
-// pushSettled clears the in-flight entry of (group, epoch) and the back-off (success and
-// permanent failure).
-func (td *TopologyDescriptions) pushSettled(group string, epoch int32) {
-	td.mu.Lock()
-	defer td.mu.Unlock()
-	if f, ok := td.inflight[group]; ok && f.epoch == epoch {
-		delete(td.inflight, group)
-	}
-	delete(td.backoff, group)
-}
-
-// pushFailedTransiently arms (or extends) the back-off of (group, epoch): BackoffInitial after the
-// first consecutive transient failure, doubling per further one, capped at BackoffMax. It returns
-// the end of the window.
-func (td *TopologyDescriptions) pushFailedTransiently(group string, epoch int32, now time.Time) time.Time {
-	td.mu.Lock()
-	defer td.mu.Unlock()
-	if f, ok := td.inflight[group]; ok && f.epoch == epoch {
-		delete(td.inflight, group)
-	}
-	b := td.backoff[group]
-	if b.epoch == epoch && !b.next.IsZero() {
-		b.failures++
-	} else {
-		b = tdBackoff{epoch: epoch}
-	}
-	b.next = now.Add(td.backoffDelay(b.failures))
-	td.backoff[group] = b
-	return b.next
-}
-
-func (td *TopologyDescriptions) backoffDelay(failures int) time.Duration {
-	d := td.BackoffInitial
-	for i := 0; i < failures && d < td.BackoffMax; i++ {
-		d *= 2
-	}
-	if d > td.BackoffMax {
-		d = td.BackoffMax
-	}
-	return d
-}
-
-// forget drops a group's in-memory state (group deleted).
-func (td *TopologyDescriptions) forget(group string) {
-	td.mu.Lock()
-	defer td.mu.Unlock()
-	delete(td.inflight, group)
-	delete(td.backoff, group)
-}
-
 // topologyDescriptionState snapshots the group's KIP-1331 epochs for the heartbeat's member.
 func (g *StreamsGroup) topologyDescriptionState(st *State, resp *kmsg.StreamsGroupHeartbeatResponse) TopologyDescriptionState {
 	s := TopologyDescriptionState{Valid: true, Current: g.TopologyEpoch(), Stored: g.storedTopologyEpoch,
@@ -209,18 +38,115 @@ func (g *StreamsGroup) topologyDescriptionState(st *State, resp *kmsg.StreamsGro
 	return s
 }
 
-// maybeSolicitTopologyDescription sets TopologyDescriptionRequired on a successful heartbeat
-// response (seed 000 broker side 1): v1+ requests only, never for a leave (epoch < 0) or an error
-// response, and only when a plugin is configured and ShouldSolicit agrees.
-func (s *Service) maybeSolicitTopologyDescription(meta Meta, req *kmsg.StreamsGroupHeartbeatRequest, out *StreamsHeartbeatResult) {
-	if meta.APIVersion < 1 || req.MemberEpoch < 0 || out == nil || out.Response == nil || out.Response.ErrorCode != 0 {
-		return
+// KeepOnExpiry implements ExpiryVeto: with a plugin configured, an Empty streams group whose
+// offsets all expired is kept while StoredTopologyEpoch ≠ -1, until the periodic cleanup deleted
+// its description and cleared the field. Without a plugin, expiry ignores StoredTopologyEpoch.
+func (g *StreamsGroup) KeepOnExpiry(st *State) bool {
+	return g.storedTopologyEpoch != -1 && st.Cfg.TopologyDescriptions.PluginConfigured
+}
+
+// CheckTopologyDescriptionPush is the read-only check of a StreamsGroupTopologyDescriptionUpdate
+// before the plugin is called: the group must be an existing streams group (UNKNOWN_MEMBER_ID,
+// as KIP-1331 specifies), the member one of its members, the epoch the group's topology epoch
+// (INVALID_REQUEST).
+func CheckTopologyDescriptionPush(req *kmsg.StreamsGroupTopologyDescriptionUpdateRequest) func(st *State, c *Call[Ack]) {
+	return func(st *State, c *Call[Ack]) {
+		raw, ok := st.Groups[req.Group]
+		g, streams := raw.(*StreamsGroup)
+		switch {
+		case !ok || !streams:
+			c.Fail(st, Errf(kerr.UnknownMemberID, "Group %s is not an existing streams group.", req.Group))
+		case g.meta[req.MemberID] == nil:
+			c.Fail(st, Errf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", req.MemberID, req.Group))
+		case req.TopologyEpoch != g.TopologyEpoch():
+			c.Fail(st, Errf(kerr.InvalidRequest, "Topology epoch %d does not match the group's current topology epoch %d.", req.TopologyEpoch, g.TopologyEpoch()))
+		default:
+			c.Reply(st, Ack{})
+		}
 	}
-	td := s.TopologyDescriptions()
-	if td == nil {
-		return
+}
+
+// RecordTopologyDescriptionPush records a plugin outcome of a push at epoch: stored → the
+// group's StoredTopologyEpoch becomes epoch; failed permanently (too large, invalid) → its
+// LastFailedTopologyEpoch does; in both cases only while epoch is still the group's topology
+// epoch. It answers whether the group still exists (a group deleted while the plugin stored its
+// description leaves an orphan the adapter deletes).
+func RecordTopologyDescriptionPush(group string, epoch int32, stored bool) func(st *State, c *Call[bool]) {
+	return func(st *State, c *Call[bool]) {
+		g, _ := st.Groups[group].(*StreamsGroup)
+		if g == nil {
+			c.Reply(st, false)
+			return
+		}
+		switch {
+		case stored && g.storedTopologyEpoch != epoch && g.TopologyEpoch() == epoch:
+			g.WriteTopologyDescriptionEpochs(st, epoch, g.lastFailedTopologyEpoch)
+		case !stored && g.lastFailedTopologyEpoch != epoch && g.TopologyEpoch() == epoch:
+			g.WriteTopologyDescriptionEpochs(st, g.storedTopologyEpoch, epoch)
+		}
+		c.Reply(st, true)
 	}
-	if td.ShouldSolicit(req.Group, out.TopologyDescription) {
-		out.Response.TopologyDescriptionRequired = true
+}
+
+// StoredTopologyDescriptionToDelete answers whether DeleteGroups will delete group (an Empty
+// streams group) while the plugin still holds its description (StoredTopologyEpoch ≠ -1): the
+// adapter then deletes the description first.
+func StoredTopologyDescriptionToDelete(group string) func(st *State, c *Call[bool]) {
+	return func(st *State, c *Call[bool]) {
+		g, ok := st.Groups[group].(*StreamsGroup)
+		c.Reply(st, ok && g.storedTopologyEpoch != -1 && g.ValidateDeleteGroup() == nil)
 	}
+}
+
+// TopologyDescriptionCleanupCandidates lists the shard's streams groups whose description the
+// periodic cleanup deletes: Empty, every offset expired, StoredTopologyEpoch ≠ -1 (the value is
+// the group's StoredTopologyEpoch, for ClearStoredTopologyEpoch).
+func TopologyDescriptionCleanupCandidates() func(st *State, c *Call[map[string]int32]) {
+	return func(st *State, c *Call[map[string]int32]) {
+		eligible := map[string]int32{}
+		for id, raw := range st.Groups {
+			if g, ok := raw.(*StreamsGroup); ok && g.storedTopologyEpoch != -1 && g.IsEmpty() && allOffsetsExpired(st, g) {
+				eligible[id] = g.storedTopologyEpoch
+			}
+		}
+		c.Reply(st, eligible)
+	}
+}
+
+// ClearStoredTopologyEpoch sets a streams group's StoredTopologyEpoch to -1 if it still equals
+// expected (the description was deleted, or the plugin lost it and the next heartbeat
+// re-solicits it).
+func ClearStoredTopologyEpoch(group string, expected int32) func(st *State, c *Call[Ack]) {
+	return func(st *State, c *Call[Ack]) {
+		if g, ok := st.Groups[group].(*StreamsGroup); ok && g.storedTopologyEpoch == expected {
+			g.WriteTopologyDescriptionEpochs(st, -1, g.lastFailedTopologyEpoch)
+		}
+		c.Reply(st, Ack{})
+	}
+}
+
+// allOffsetsExpired reports whether every committed offset of g would expire in a retention
+// sweep now (vacuously true without offsets): the predicate under which ExpireOffsets deletes an
+// Empty group.
+func allOffsetsExpired(st *State, g Group) bool {
+	for _, topic := range st.Offsets.Topics(g.ID()) {
+		if g.IsSubscribedToTopic(topic) {
+			return false
+		}
+		for _, p := range st.Offsets.Partitions(g.ID(), topic) {
+			v, _ := st.Offsets.Get(g.ID(), topic, p)
+			if !offsetExpired(st, g, v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// StreamsGroupsDescribed is one shard's StreamsGroupDescribe answer, in the order asked, plus
+// each described streams group's StoredTopologyEpoch (KIP-1331 describe reads the plugin only
+// when it matches the topology epoch).
+type StreamsGroupsDescribed struct {
+	Groups               []kmsg.StreamsGroupDescribeResponseGroup
+	StoredTopologyEpochs map[string]int32
 }

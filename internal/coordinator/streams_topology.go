@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/muster-io/muster/internal/metadata"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -149,8 +151,8 @@ const (
 	StreamsStatusAssignmentDelayed            int8 = 5
 )
 
-// streamsInternalTopic is an internal topic the broker must create.
-type streamsInternalTopic struct {
+// StreamsInternalTopic is an internal topic the broker must create.
+type StreamsInternalTopic struct {
 	Name       string
 	Partitions int32
 	Configs    map[string]string
@@ -165,7 +167,7 @@ type configuredTopology struct {
 	internalPartitions map[string]int32
 	statusCode         int8 // -1 when ready
 	statusDetail       string
-	toCreate           []streamsInternalTopic
+	toCreate           []StreamsInternalTopic
 }
 
 func (c *configuredTopology) ready() bool { return c != nil && c.statusCode < 0 }
@@ -178,7 +180,7 @@ func (c *configuredTopology) ready() bool { return c != nil && c.statusCode < 0 
 // count get the largest partition count among the source topics of the subtopologies writing
 // to them (transitively) or, in a copartition group, the group's count; changelog topics get
 // the subtopology's task count (the largest partition count of its source topics).
-func configureStreamsTopology(t *StreamsTopology, topics TopicSource) *configuredTopology {
+func configureStreamsTopology(t *StreamsTopology, topics *metadata.Image) *configuredTopology {
 	c := &configuredTopology{epoch: t.Epoch, statusCode: -1, internalPartitions: map[string]int32{}}
 	parts := func(name string) (int32, bool) {
 		if topics == nil {
@@ -342,7 +344,7 @@ func (c *configuredTopology) checkInternal(ti StreamsTopicInfo, changelog bool, 
 	for _, kv := range ti.Configs {
 		cfg[kv[0]] = kv[1]
 	}
-	c.toCreate = append(c.toCreate, streamsInternalTopic{Name: ti.Name, Partitions: want, Configs: cfg})
+	c.toCreate = append(c.toCreate, StreamsInternalTopic{Name: ti.Name, Partitions: want, Configs: cfg})
 }
 
 func explicitRepartition(t *StreamsTopology, name string) bool {
@@ -375,7 +377,7 @@ type streamsTopicHash struct {
 // computeMetadataHash is the KIP-1101 group hash over the topology's required topics that exist
 // (absent topics are left out, as Kafka does). Each partition's single replica is on this
 // broker, whose rack is topics.Rack().
-func (g *StreamsGroup) computeMetadataHash(topics TopicSource) int64 {
+func (g *StreamsGroup) computeMetadataHash(topics *metadata.Image) int64 {
 	if g.topology == nil || topics == nil {
 		return 0
 	}

@@ -86,7 +86,7 @@ func (p *Plane) createOne(rt kmsg.CreateTopicsRequestTopic, validateOnly, duplic
 	for _, c := range rt.Configs {
 		cfgs[c.Name] = c.Value
 	}
-	spec, aerr := checkCreate(rt.Topic, partitions, cfgs)
+	spec, aerr := p.checkCreate(rt.Topic, partitions, cfgs)
 	if aerr != nil {
 		return aerr
 	}
@@ -96,7 +96,8 @@ func (p *Plane) createOne(rt kmsg.CreateTopicsRequestTopic, validateOnly, duplic
 	}
 	st.TopicID = t.id
 	st.NumPartitions, st.ReplicationFactor = partitions, rf
-	for _, c := range p.topicConfigEntries(t, nil) {
+	layers := p.layers()
+	for _, c := range p.topicConfigEntries(t, layers, layers.Effective()) {
 		rc := kmsg.NewCreateTopicsResponseTopicConfig()
 		rc.Name, rc.Value, rc.ReadOnly, rc.Source, rc.IsSensitive = c.Name, c.Value, c.ReadOnly, int8(c.Source), c.IsSensitive
 		st.Configs = append(st.Configs, rc)

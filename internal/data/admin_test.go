@@ -7,6 +7,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/muster-io/muster/internal/config"
 )
 
 func strp(s string) *string { return &s }
@@ -244,7 +246,7 @@ func TestDescribeConfigsAndCluster(t *testing.T) {
 	}
 	resp := e.p.DescribeConfigs(e.ctx, req)
 	rs := resp.Resources
-	if rs[0].ErrorCode != 0 || len(rs[0].Configs) != len(topicConfigDefs) {
+	if rs[0].ErrorCode != 0 || len(rs[0].Configs) != len(config.TopicNames()) {
 		t.Fatalf("all topic configs: %d", len(rs[0].Configs))
 	}
 	if len(rs[1].Configs) != 2 || rs[1].Configs[0].Name != "cleanup.policy" || !rs[1].Configs[0].IsDefault ||

@@ -149,3 +149,71 @@ func decompressSnappy(src []byte, limit int) ([]byte, error) {
 	}
 	return out, nil
 }
+
+var (
+	zstdEncOnce sync.Once
+	zstdEnc     *zstd.Encoder
+	zstdEncErr  error
+)
+
+// compress compresses a batch's records section with codec, as the log cleaner does when it
+// rewrites a compressed batch (Kafka keeps a batch's codec). Snappy is written xerial-framed
+// (as Kafka's Java producer writes it) when xerial, else as one raw block.
+func compress(codec int16, src []byte, xerial bool) ([]byte, error) {
+	switch codec {
+	case codecNone:
+		return src, nil
+	case codecGzip:
+		var out bytes.Buffer
+		w := gzip.NewWriter(&out)
+		if _, err := w.Write(src); err != nil {
+			return nil, err
+		}
+		if err := w.Close(); err != nil {
+			return nil, err
+		}
+		return out.Bytes(), nil
+	case codecSnappy:
+		if !xerial {
+			return snappy.Encode(nil, src), nil
+		}
+		out := append([]byte(nil), xerialMagic...)
+		out = binary.BigEndian.AppendUint32(out, 1) // version
+		out = binary.BigEndian.AppendUint32(out, 1) // minimum compatible version
+		for len(src) > 0 {
+			n := min(len(src), xerialBlockSize)
+			block := snappy.Encode(nil, src[:n])
+			out = binary.BigEndian.AppendUint32(out, uint32(len(block)))
+			out = append(out, block...)
+			src = src[n:]
+		}
+		return out, nil
+	case codecLz4:
+		var out bytes.Buffer
+		w := lz4.NewWriter(&out)
+		if _, err := w.Write(src); err != nil {
+			return nil, err
+		}
+		if err := w.Close(); err != nil {
+			return nil, err
+		}
+		return out.Bytes(), nil
+	case codecZstd:
+		zstdEncOnce.Do(func() {
+			zstdEnc, zstdEncErr = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+		})
+		if zstdEncErr != nil {
+			return nil, zstdEncErr
+		}
+		return zstdEnc.EncodeAll(src, nil), nil
+	}
+	return nil, fmt.Errorf("data: unknown compression codec %d", codec)
+}
+
+// xerialBlockSize is the uncompressed size of one xerial snappy block (snappy-java's default).
+const xerialBlockSize = 32 << 10
+
+// isXerial reports whether a snappy records section is xerial-framed.
+func isXerial(src []byte) bool {
+	return len(src) >= xerialHeaderLen && bytes.HasPrefix(src, xerialMagic)
+}

@@ -2,10 +2,9 @@ package data
 
 import (
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/muster-io/muster/internal/config"
 )
 
 // Config is the broker configuration the data plane needs.
@@ -26,22 +25,27 @@ type Config struct {
 	AutoCreateTopics bool
 	// Now is the clock for LogAppendTime and timestamps. Default time.Now.
 	Now func() time.Time
-	// ProducerIDExpiration is producer.id.expiration.ms: an idempotent
-	// producer's sequence state in a partition is dropped this long after its
-	// last append there. Default 24h (Kafka's default).
-	ProducerIDExpiration time.Duration
-	// LogRetentionMs is the broker's log retention (log.retention.ms, else
-	// .minutes, else .hours): the default of topic config retention.ms, in
-	// milliseconds; -1 = unlimited. 0 means unset: Kafka's default, 604800000
-	// (7 days). (Kafka's 0 retains nothing; pass 1 for that, same effect.)
-	LogRetentionMs int64
-	// LogRetentionBytes is log.retention.bytes: the default of topic config
-	// retention.bytes (per partition); -1 = unlimited. 0 means unset: Kafka's
-	// default, -1. (Pass 1 for Kafka's 0, same effect: whole batches go.)
-	LogRetentionBytes int64
 	// RetentionCheckInterval is log.retention.check.interval.ms: how often
 	// the background loop enforces retention. Default 5 minutes.
 	RetentionCheckInterval time.Duration
+
+	// Values is the static broker configuration (file and overrides): the
+	// broker-wide defaults of topic configs (log.*, message.max.bytes), the
+	// log cleaner's settings, producer.id.expiration.ms and the bounds of
+	// group configs. Dynamic broker configs (IncrementalAlterConfigs on the
+	// BROKER resource) are applied on top. When nil, Open builds it from the
+	// legacy fields below.
+	Values *config.Values
+
+	// ProducerIDExpiration is producer.id.expiration.ms when Values is nil.
+	// Default 24h (Kafka's default).
+	ProducerIDExpiration time.Duration
+	// LogRetentionMs is log.retention.ms when Values is nil; -1 = unlimited,
+	// 0 = Kafka's default (7 days).
+	LogRetentionMs int64
+	// LogRetentionBytes is log.retention.bytes when Values is nil; -1 =
+	// unlimited, 0 = Kafka's default (-1).
+	LogRetentionBytes int64
 }
 
 func (c *Config) setDefaults() {
@@ -54,127 +58,59 @@ func (c *Config) setDefaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.ProducerIDExpiration <= 0 {
-		c.ProducerIDExpiration = 24 * time.Hour
-	}
-	if c.LogRetentionMs == 0 {
-		c.LogRetentionMs = defaultRetentionMs
-	}
-	if c.LogRetentionBytes == 0 {
-		c.LogRetentionBytes = -1
-	}
 	if c.RetentionCheckInterval <= 0 {
 		c.RetentionCheckInterval = 5 * time.Minute
 	}
+	if c.Values == nil {
+		c.Values = c.legacyValues()
+	}
 }
 
-// Topic config names and values muster understands.
+// legacyValues is the static configuration the legacy fields describe.
+func (c *Config) legacyValues() *config.Values {
+	o := []string{
+		"node.id=" + strconv.Itoa(int(c.NodeID)),
+		"num.partitions=" + strconv.Itoa(int(c.NumPartitions)),
+		"auto.create.topics.enable=" + strconv.FormatBool(c.AutoCreateTopics),
+	}
+	if c.Rack != "" {
+		o = append(o, "broker.rack="+c.Rack)
+	}
+	if c.ProducerIDExpiration > 0 {
+		o = append(o, "producer.id.expiration.ms="+strconv.FormatInt(c.ProducerIDExpiration.Milliseconds(), 10))
+	}
+	if c.LogRetentionMs != 0 {
+		o = append(o, "log.retention.ms="+strconv.FormatInt(max(c.LogRetentionMs, -1), 10))
+	}
+	if c.LogRetentionBytes != 0 {
+		o = append(o, "log.retention.bytes="+strconv.FormatInt(max(c.LogRetentionBytes, -1), 10))
+	}
+	if c.RetentionCheckInterval > 0 {
+		o = append(o, "log.retention.check.interval.ms="+strconv.FormatInt(c.RetentionCheckInterval.Milliseconds(), 10))
+	}
+	v, err := config.Parse(nil, o)
+	if err != nil {
+		return config.Defaults()
+	}
+	return v
+}
+
+// Topic config names and values the data plane acts on (Kafka's TopicConfig).
 const (
-	cfgCleanupPolicy   = "cleanup.policy"
-	cfgMaxMessageBytes = "max.message.bytes"
-	cfgTimestampType   = "message.timestamp.type"
-	cfgRetentionMs     = "retention.ms"
-	cfgRetentionBytes  = "retention.bytes"
+	cfgCleanupPolicy   = config.TopicCleanupPolicy
+	cfgMaxMessageBytes = config.TopicMaxMessageBytes
+	cfgTimestampType   = config.TopicMessageTimestampType
+	cfgRetentionMs     = config.TopicRetentionMs
+	cfgRetentionBytes  = config.TopicRetentionBytes
 
 	timestampCreateTime    = "CreateTime"
 	timestampLogAppendTime = "LogAppendTime"
 
-	defaultMaxMessageBytes = 1048588   // Kafka's message.max.bytes default
-	defaultRetentionMs     = 604800000 // Kafka's log.retention.hours default, 168 h
-	maxPartitionsPerTopic  = 1 << 16   // guard against absurd requests (memory), not a Kafka limit
+	maxPartitionsPerTopic = 1 << 16 // guard against absurd requests (memory), not a Kafka limit
 )
 
-// topicConfigDef is one Kafka topic-level config: its default and type.
-type topicConfigDef struct {
-	def string
-	typ kmsg.ConfigType
-}
-
-// topicConfigDefs lists Kafka 4's topic-level configs with their defaults.
-// muster stores and reports them all; it acts on message.timestamp.type,
-// max.message.bytes, retention.ms, retention.bytes and cleanup.policy
-// (retention applies when it includes "delete"; compaction is not enforced:
-// a "compact"-only topic keeps every batch). The retention defaults shown
-// here are Kafka's; DescribeConfigs reports the broker's (Config).
-var topicConfigDefs = map[string]topicConfigDef{
-	cfgCleanupPolicy:                          {"delete", kmsg.ConfigTypeList},
-	"compression.type":                        {"producer", kmsg.ConfigTypeString},
-	"compression.gzip.level":                  {"-1", kmsg.ConfigTypeInt},
-	"compression.lz4.level":                   {"9", kmsg.ConfigTypeInt},
-	"compression.zstd.level":                  {"3", kmsg.ConfigTypeInt},
-	"delete.retention.ms":                     {"86400000", kmsg.ConfigTypeLong},
-	"file.delete.delay.ms":                    {"60000", kmsg.ConfigTypeLong},
-	"flush.messages":                          {"9223372036854775807", kmsg.ConfigTypeLong},
-	"flush.ms":                                {"9223372036854775807", kmsg.ConfigTypeLong},
-	"follower.replication.throttled.replicas": {"", kmsg.ConfigTypeList},
-	"index.interval.bytes":                    {"4096", kmsg.ConfigTypeInt},
-	"leader.replication.throttled.replicas":   {"", kmsg.ConfigTypeList},
-	"local.retention.bytes":                   {"-2", kmsg.ConfigTypeLong},
-	"local.retention.ms":                      {"-2", kmsg.ConfigTypeLong},
-	"max.compaction.lag.ms":                   {"9223372036854775807", kmsg.ConfigTypeLong},
-	cfgMaxMessageBytes:                        {strconv.Itoa(defaultMaxMessageBytes), kmsg.ConfigTypeInt},
-	"message.timestamp.after.max.ms":          {"3600000", kmsg.ConfigTypeLong},
-	"message.timestamp.before.max.ms":         {"9223372036854775807", kmsg.ConfigTypeLong},
-	cfgTimestampType:                          {timestampCreateTime, kmsg.ConfigTypeString},
-	"min.cleanable.dirty.ratio":               {"0.5", kmsg.ConfigTypeDouble},
-	"min.compaction.lag.ms":                   {"0", kmsg.ConfigTypeLong},
-	"min.insync.replicas":                     {"1", kmsg.ConfigTypeInt},
-	"preallocate":                             {"false", kmsg.ConfigTypeBoolean},
-	"remote.storage.enable":                   {"false", kmsg.ConfigTypeBoolean},
-	cfgRetentionBytes:                         {"-1", kmsg.ConfigTypeLong},
-	cfgRetentionMs:                            {strconv.Itoa(defaultRetentionMs), kmsg.ConfigTypeLong},
-	"segment.bytes":                           {"1073741824", kmsg.ConfigTypeInt},
-	"segment.index.bytes":                     {"10485760", kmsg.ConfigTypeInt},
-	"segment.jitter.ms":                       {"0", kmsg.ConfigTypeLong},
-	"segment.ms":                              {"604800000", kmsg.ConfigTypeLong},
-	"unclean.leader.election.enable":          {"false", kmsg.ConfigTypeBoolean},
-}
-
 // validateTopicConfig reports why name=value is not a valid topic config
-// ("" when it is): unknown names and values that do not parse as the
-// config's type are INVALID_CONFIG in Kafka.
+// with the default broker configuration ("" when it is).
 func validateTopicConfig(name string, value *string) string {
-	def, ok := topicConfigDefs[name]
-	if !ok {
-		return "Unknown topic config name: " + name
-	}
-	if value == nil {
-		return "Null value not supported for topic config " + name
-	}
-	v := *value
-	var err error
-	switch def.typ {
-	case kmsg.ConfigTypeInt:
-		_, err = strconv.ParseInt(v, 10, 32)
-	case kmsg.ConfigTypeLong:
-		_, err = strconv.ParseInt(v, 10, 64)
-	case kmsg.ConfigTypeDouble:
-		_, err = strconv.ParseFloat(v, 64)
-	case kmsg.ConfigTypeBoolean:
-		_, err = strconv.ParseBool(v)
-	}
-	if err != nil {
-		return "Invalid value " + v + " for configuration " + name
-	}
-	switch name {
-	case cfgTimestampType:
-		if v != timestampCreateTime && v != timestampLogAppendTime {
-			return "Invalid value " + v + " for configuration " + name + ": String must be one of: CreateTime, LogAppendTime"
-		}
-	case cfgCleanupPolicy:
-		for _, p := range strings.Split(v, ",") {
-			if p = strings.TrimSpace(p); p != "delete" && p != "compact" {
-				return "Invalid value " + v + " for configuration " + name
-			}
-		}
-	case cfgRetentionMs: // Kafka: at least -1; retention.bytes takes any long (< 0 = unlimited)
-		if n, _ := strconv.ParseInt(v, 10, 64); n < -1 {
-			return "Invalid value " + v + " for configuration " + name + ": Value must be at least -1"
-		}
-	case cfgMaxMessageBytes:
-		if n, _ := strconv.Atoi(v); n < 0 {
-			return "Invalid value " + v + " for configuration " + name
-		}
-	}
-	return ""
+	return config.ValidateTopicConfigs(config.Defaults(), map[string]*string{name: value})
 }

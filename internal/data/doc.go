@@ -23,6 +23,13 @@
 //	                                                  appendTimeMs(8); dropped after
 //	                                                  producer.id.expiration.ms
 //	'd' 'i'                                        → next producer ID (8)
+//	'd' 'm' topicID(16) partition(4) baseOffset(8)  → a sealed log segment: its end offset,
+//	                                                  bytes, first and largest timestamps
+//	'd' 'c' topicID(16) partition(4)               → the log cleaner's checkpoint: the first
+//	                                                  offset not yet cleaned (8)
+//	'd' 'b' resource                               → dynamic broker configs (JSON) of this
+//	                                                  broker (node id) or the cluster ("")
+//	'd' 'g' group                                  → dynamic group configs (JSON)
 //
 // The high watermark is not stored: on Open it is the end of the last batch of
 // each partition (or the log start offset when the log is empty). Producer
@@ -30,20 +37,56 @@
 // partition), written in the same Pebble batch as the records, so concurrent
 // commits landing in any order leave the same set of keys.
 //
+// # Segments
+//
+// A partition's log is a run of segments (Kafka's LogSegment): offset ranges
+// whose statistics are kept in memory and, once sealed, under 'd' 'm'. The
+// last segment is active; an append seals it first when the batch would take
+// it past segment.bytes or when the batch's timestamp is segment.ms (for a
+// compacted topic at most max.compaction.lag.ms) past the segment's first
+// batch. The active segment is never compacted.
+//
 // # Retention
 //
 // Every log.retention.check.interval.ms the plane applies each topic's
 // retention.ms and retention.bytes (defaults: the broker's log.retention.*)
 // with Kafka's rules at batch granularity: whole batches leave from the log
 // start, by max timestamp against Config.Now, then by size; the log start
-// offset advances. cleanup.policy=compact is stored but not enforced (a
-// compact-only topic keeps every batch).
+// offset advances and the sealed segments it passes are dropped. Topics
+// whose cleanup.policy lacks "delete" are left to the cleaner.
+//
+// # Compaction
+//
+// The log cleaner (Kafka's LogCleaner) compacts topics whose cleanup.policy
+// includes "compact": every log.cleaner.backoff.ms when idle, up to
+// log.cleaner.threads partitions at once, filthiest first, those whose dirty
+// ratio passes min.cleanable.dirty.ratio or that max.compaction.lag.ms
+// forces. It maps each key of the dirty section (sealed segments from the
+// checkpoint, stopping at min.compaction.lag.ms) to its latest offset, then
+// rewrites the sealed segments keeping the latest record of each key;
+// tombstones stay delete.retention.ms after the cleaning that first reaches
+// them (the batch's delete horizon, KIP-534). Offsets never change: a batch
+// keeps its base offset and last offset delta, an emptied batch goes unless
+// it is a producer's last or the round's last (kept empty). Compressed
+// batches are rewritten with their codec. Each Pebble batch the cleaner
+// commits replaces whole record batches, so a crash leaves every batch
+// either old or cleaned: no retained record is lost or duplicated.
+//
+// # Configs
+//
+// Topic configs (CreateTopics, AlterConfigs, IncrementalAlterConfigs) are
+// validated with Kafka's LogConfig rules and apply at once; the broker's
+// dynamic configs (the keys Kafka's DynamicBrokerConfig allows) are layered
+// over the static configuration (config.Layers) and change the defaults of
+// every topic without an override; group configs (KIP-848) are stored for the
+// coordinator, which reads them through config.GroupConfigs.
 //
 // # Compression
 //
 // Batches are stored as the producer compressed them. The broker decompresses
 // (gzip, snappy raw or xerial-framed, lz4, zstd; at most 64 MiB per batch)
-// only to find a record by timestamp for ListOffsets.
+// to find a record by timestamp for ListOffsets, to check the keys of a
+// batch for a compacted topic, and to compact.
 //
 // # Concurrency
 //

@@ -10,6 +10,11 @@ const (
 	kindLogStart      = 's'
 	kindProducerBatch = 'q'
 	kindNextPID       = 'i'
+
+	kindSegment           = 'm' // sealed segment: topicID partition base → segmentMeta
+	kindCleanerCheckpoint = 'c' // topicID partition → first dirty offset (8)
+	kindBrokerConfig      = 'b' // resource name ("" = cluster default) → dynamic broker configs (JSON)
+	kindGroupConfig       = 'g' // group id → group configs (JSON)
 )
 
 func topicKey(name string) []byte {
@@ -48,6 +53,20 @@ func producerBatchKey(id [16]byte, partition int32, pid, base int64) []byte {
 }
 
 func nextPIDKey() []byte { return []byte{keyPrefix, kindNextPID} }
+
+func segmentKey(id [16]byte, partition int32, base int64) []byte {
+	return binary.BigEndian.AppendUint64(partPrefix(kindSegment, id, partition), uint64(base))
+}
+
+func cleanerCheckpointKey(id [16]byte, partition int32) []byte {
+	return partPrefix(kindCleanerCheckpoint, id, partition)
+}
+
+func nameKey(kind byte, name string) []byte {
+	k := make([]byte, 0, 2+len(name))
+	k = append(k, keyPrefix, kind)
+	return append(k, name...)
+}
 
 // prefixEnd returns the smallest key greater than every key with prefix p.
 func prefixEnd(p []byte) []byte {

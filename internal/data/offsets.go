@@ -2,7 +2,6 @@ package data
 
 import (
 	"context"
-	"encoding/binary"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -186,7 +185,9 @@ func (p *Plane) OffsetForLeaderEpoch(ctx context.Context, req *kmsg.OffsetForLea
 // the high watermark) and deletes the batches wholly below it; the batch
 // containing the new start is kept (fetches skip its earlier records client
 // side, as in Kafka). LowWatermark is the resulting log start offset.
-// Errors: UNKNOWN_TOPIC_OR_PARTITION, OFFSET_OUT_OF_RANGE (offset > HW or < -1).
+// Errors: UNKNOWN_TOPIC_OR_PARTITION, OFFSET_OUT_OF_RANGE (offset > HW or < -1),
+// POLICY_VIOLATION when the topic's cleanup.policy lacks "delete" (Kafka's
+// Partition.deleteRecordsOnLeader).
 func (p *Plane) DeleteRecords(ctx context.Context, req *kmsg.DeleteRecordsRequest) *kmsg.DeleteRecordsResponse {
 	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
 	for _, rt := range req.Topics {
@@ -219,6 +220,11 @@ func (p *Plane) deleteRecords(t *topic, part *partition, offset int64) (int64, *
 	if t.deleted {
 		return -1, kerr.UnknownTopicOrPartition
 	}
+	if !t.logConfig().delete {
+		return -1, kerr.PolicyViolation
+	}
+	part.logMu.Lock()
+	defer part.logMu.Unlock()
 	part.mu.Lock()
 	defer part.mu.Unlock()
 	if offset == -1 {
@@ -245,15 +251,9 @@ func (p *Plane) deleteRecords(t *topic, part *partition, offset int64) (int64, *
 		}
 	}
 	_ = it.Close()
-	b := p.db.NewBatch()
-	_ = b.DeleteRange(logKey(t.id, part.index, 0), logKey(t.id, part.index, cut), nil)
-	_ = b.Set(logStartKey(t.id, part.index), binary.BigEndian.AppendUint64(nil, uint64(offset)), nil)
-	err = b.Commit(pebble.Sync)
-	_ = b.Close()
-	if err != nil {
+	if err := p.commitLogStart(t, part, cut, offset); err != nil {
 		p.log.Error("delete records", "topic", t.name, "err", err)
 		return -1, kerr.KafkaStorageError
 	}
-	part.logStart = offset
 	return offset, nil
 }

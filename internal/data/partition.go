@@ -18,6 +18,20 @@ type partition struct {
 	// lastExpiryCheck is when (ms) producers were last checked for expiry.
 	lastExpiryCheck int64
 	waiters         map[chan struct{}]struct{} // long-polling fetches
+
+	// segs are the log's segments in offset order; the last is the active
+	// one (never compacted). Never empty.
+	segs []segment
+	// firstDirty is the log cleaner's checkpoint (Kafka's
+	// cleaner-offset-checkpoint): the first offset not yet cleaned; -1 when
+	// the log was never cleaned.
+	firstDirty int64
+
+	// logMu serializes the rewrites of stored batches below the high
+	// watermark: DeleteRecords, retention and the log cleaner's commits.
+	// Appends never touch those keys and do not take it. Lock order: logMu
+	// before mu.
+	logMu sync.Mutex
 }
 
 // pendingAppend is one batch whose offsets are assigned and whose Pebble
@@ -29,12 +43,14 @@ type pendingAppend struct {
 	ch     chan struct{} // closed when the commit finished (successfully or not)
 }
 
-func newPartition(id [16]byte, index int32) *partition {
+func newPartition(id [16]byte, index int32, nowMs int64) *partition {
 	return &partition{
-		topicID:   id,
-		index:     index,
-		producers: make(map[int64]*producerState),
-		waiters:   make(map[chan struct{}]struct{}),
+		topicID:    id,
+		index:      index,
+		producers:  make(map[int64]*producerState),
+		waiters:    make(map[chan struct{}]struct{}),
+		segs:       []segment{newActiveSegment(0, nowMs)},
+		firstDirty: -1,
 	}
 }
 

@@ -8,8 +8,11 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/muster-io/muster/internal/config"
 )
 
 // Plane is the data plane: the topic registry and the partition logs, with
@@ -30,9 +33,23 @@ type Plane struct {
 	pidNext  int64 // next producer ID to hand out
 	pidLimit int64 // end of this process's reserved block (0 = none yet)
 
+	// Dynamic broker configs (BROKER resources of IncrementalAlterConfigs):
+	// dynMu serializes their changes; eff is the configuration in force
+	// (cfg.Values with the dynamic configs applied).
+	dynMu      sync.Mutex
+	dynDefault map[string]string // cluster default (resource name "")
+	dynBroker  map[string]string // this broker (resource name = node id)
+	eff        atomic.Pointer[config.Values]
+
+	groupConfigs *GroupConfigStore
+
+	cleaner *cleaner
+
 	closeOnce     sync.Once
-	closing       chan struct{} // closed by Close: stops the retention loop
+	closing       chan struct{} // closed by Close: stops the background loops
 	retentionDone chan struct{} // closed when the retention loop returned
+
+	images imageCache // the coordinator's metadata.Image (image.go)
 
 	subMu      sync.Mutex
 	subs       []func(TopicChange)
@@ -59,18 +76,30 @@ func Open(db *pebble.DB, cfg Config, log *slog.Logger) (*Plane, error) {
 		closing:       make(chan struct{}),
 		retentionDone: make(chan struct{}),
 	}
+	p.eff.Store(cfg.Values)
+	p.groupConfigs = newGroupConfigStore(p)
+	p.cleaner = newCleaner(p)
+	if err := p.loadDynamicConfigs(); err != nil {
+		return nil, err
+	}
+	if err := p.groupConfigs.load(); err != nil {
+		return nil, err
+	}
 	if err := p.load(); err != nil {
 		return nil, err
 	}
 	go p.retentionLoop()
+	go p.cleaner.run()
 	return p, nil
 }
 
-// Close stops the retention loop and releases the plane. In-flight requests
-// should have finished; the Pebble DB is not closed. Safe to call twice.
+// Close stops the retention loop and the log cleaner and releases the plane.
+// In-flight requests should have finished; the Pebble DB is not closed. Safe
+// to call twice.
 func (p *Plane) Close() error {
 	p.closeOnce.Do(func() { close(p.closing) })
 	<-p.retentionDone
+	<-p.cleaner.done
 	return nil
 }
 
@@ -84,8 +113,13 @@ type topicRecord struct {
 	Configs    map[string]string `json:"configs,omitempty"`
 }
 
+// encodeTopic is t's stored record (p.adminMu held: t.configs is stable).
 func encodeTopic(t *topic, partitions int32) []byte {
-	b, _ := json.Marshal(topicRecord{ID: hex.EncodeToString(t.id[:]), Partitions: partitions, Configs: t.configs})
+	return topicRecordFor(t, partitions, t.configs)
+}
+
+func topicRecordFor(t *topic, partitions int32, configs map[string]string) []byte {
+	b, _ := json.Marshal(topicRecord{ID: hex.EncodeToString(t.id[:]), Partitions: partitions, Configs: configs})
 	return b
 }
 
@@ -107,7 +141,7 @@ func (p *Plane) load() error {
 			it.Close()
 			return fmt.Errorf("data: topic %q: bad record", name)
 		}
-		t := newTopic(name, [16]byte(idb), rec.Configs)
+		t := newTopic(name, [16]byte(idb), rec.Configs, p.effective())
 		for i := int32(0); i < rec.Partitions; i++ {
 			part, err := p.loadPartition(t.id, i)
 			if err != nil {
@@ -142,7 +176,8 @@ func (p *Plane) load() error {
 
 // loadPartition rebuilds one partition's offsets from its stored batches.
 func (p *Plane) loadPartition(id [16]byte, index int32) (*partition, error) {
-	part := newPartition(id, index)
+	nowMs := p.cfg.Now().UnixMilli()
+	part := newPartition(id, index, nowMs)
 	v, closer, err := p.db.Get(logStartKey(id, index))
 	switch {
 	case err == pebble.ErrNotFound:
@@ -172,6 +207,18 @@ func (p *Plane) loadPartition(id [16]byte, index int32) (*partition, error) {
 		return nil, err
 	}
 	part.next, part.hw = end, end
+	part.segs = part.segs[:0]
+	if err := p.loadSegments(part, nowMs); err != nil {
+		return nil, fmt.Errorf("data: load partition %d segments: %w", index, err)
+	}
+	if v, closer, err := p.db.Get(cleanerCheckpointKey(id, index)); err == nil {
+		if len(v) == 8 {
+			part.firstDirty = int64(binary.BigEndian.Uint64(v))
+		}
+		closer.Close()
+	} else if err != pebble.ErrNotFound {
+		return nil, fmt.Errorf("data: load partition %d cleaner checkpoint: %w", index, err)
+	}
 	return part, nil
 }
 
@@ -287,6 +334,7 @@ func (p *Plane) Subscribe(fn func(TopicChange)) {
 
 // publish queues ev (called in commit order, under adminMu).
 func (p *Plane) publish(ev TopicChange) {
+	p.images.version.Add(1)
 	p.subMu.Lock()
 	p.events = append(p.events, ev)
 	p.subMu.Unlock()

@@ -3,6 +3,8 @@ package data
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -16,7 +18,8 @@ import (
 //
 // Per partition: the batch must be exactly one valid magic-2 batch
 // (CORRUPT_MESSAGE, INVALID_RECORD, UNSUPPORTED_FOR_MESSAGE_FORMAT), at most
-// max.message.bytes (MESSAGE_TOO_LARGE); unknown topics are auto-created when
+// max.message.bytes (MESSAGE_TOO_LARGE), every record keyed when the topic is
+// compacted (INVALID_RECORD with Kafka's record error); unknown topics are auto-created when
 // auto.create.topics.enable (else UNKNOWN_TOPIC_OR_PARTITION; v13+ by topic
 // ID: UNKNOWN_TOPIC_ID); idempotent batches follow Kafka's sequence rules
 // (a duplicate answers NONE with the original base offset). Acks other than
@@ -85,13 +88,20 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 		sp.ErrorCode = kerrCode.Code
 		return
 	}
-	if len(records) > t.maxMessageBytes {
+	lc := t.logConfig()
+	if len(records) > lc.maxMessageBytes {
 		sp.ErrorCode = kerr.MessageTooLarge.Code
 		return
 	}
 	if h.Attributes&attrTransactional != 0 {
 		sp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 		return
+	}
+	if lc.compact {
+		if idx := keylessRecords(records, h); len(idx) > 0 {
+			rejectKeyless(sp, idx, t.name, part.index)
+			return
+		}
 	}
 	now := p.cfg.Now().UnixMilli()
 
@@ -125,12 +135,17 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 				}
 			}
 			sp.BaseOffset, sp.LogStartOffset = base, logStart
-			if t.logAppendTime {
+			if lc.logAppendTime {
 				sp.LogAppendTime = now
 			}
 			return
 		}
 	}
+	maxTs := h.MaxTimestamp
+	if lc.logAppendTime {
+		maxTs = now
+	}
+	sealKey, sealVal := part.maybeRoll(lc, int64(len(records)), maxTs, h.LastOffsetDelta, now)
 	base, pa := part.begin(int64(h.LastOffsetDelta) + 1)
 	var forgotten []int64
 	if idempotent {
@@ -140,13 +155,14 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 		}
 		forgotten = ps.record(h, base, pa, now)
 	}
-	expired := part.expireProducers(now, p.cfg.ProducerIDExpiration.Milliseconds())
+	expired := part.expireProducers(now, p.producerIDExpiration().Milliseconds())
 	logStart := part.logStart
 	part.mu.Unlock()
 
 	// Build the stored batch straight into the Pebble batch: the records as
 	// sent with the base offset and partition leader epoch (both outside the
-	// CRC) rewritten, and LogAppendTime stamped when the topic says so.
+	// CRC) rewritten, and LogAppendTime stamped when the topic says so; the
+	// segment this append sealed (if any) is recorded with it.
 	key := logKey(t.id, part.index, base)
 	b := p.db.NewBatch()
 	op := b.SetDeferred(len(key), len(records))
@@ -154,10 +170,13 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 	copy(op.Value, records)
 	binary.BigEndian.PutUint64(op.Value[offBaseOffset:], uint64(base))
 	binary.BigEndian.PutUint32(op.Value[offLeaderEpoch:], 0)
-	if t.logAppendTime {
+	if lc.logAppendTime {
 		setLogAppendTime(op.Value, now)
 	}
 	_ = op.Finish()
+	if sealKey != nil {
+		_ = b.Set(sealKey, sealVal, nil)
+	}
 	if idempotent {
 		_ = b.Set(producerBatchKey(t.id, part.index, h.ProducerID, base),
 			encodeProducerBatch(h.ProducerEpoch, h.BaseSequence, h.LastOffsetDelta, now), nil)
@@ -192,7 +211,48 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 	}
 	sp.BaseOffset, sp.LogStartOffset = base, logStart
 	sp.LogAppendTime = -1
-	if t.logAppendTime {
+	if lc.logAppendTime {
 		sp.LogAppendTime = now
 	}
+}
+
+// keylessRecords returns the indexes of the records without a key in a batch
+// for a compacted topic (Kafka's LogValidator rejects them: such records could
+// never be compacted). An undecodable batch is left to the cleaner.
+func keylessRecords(records []byte, h batchHeader) []int32 {
+	recs, err := decompress(h.Attributes&attrCompressionMask, records[batchHeaderSize:h.size()], maxDecompressedBatch)
+	if err != nil {
+		return nil
+	}
+	var out []int32
+	i := int32(0)
+	_ = readRecords(recs, h.NumRecords, func(r *rawRecord) bool {
+		if r.key == nil {
+			out = append(out, i)
+		}
+		i++
+		return true
+	})
+	return out
+}
+
+// rejectKeyless fills sp with Kafka's INVALID_RECORD answer for keyless
+// records in a compacted topic: one record error per record and the summary
+// message of the first three.
+func rejectKeyless(sp *kmsg.ProduceResponseTopicPartition, idx []int32, topic string, partition int32) {
+	msg := fmt.Sprintf("Compacted topic cannot accept message without key in topic partition %s-%d.", topic, partition)
+	var shown []string
+	for n, i := range idx {
+		re := kmsg.NewProduceResponseTopicPartitionErrorRecord()
+		m := msg
+		re.RelativeOffset, re.ErrorMessage = i, &m
+		sp.ErrorRecords = append(sp.ErrorRecords, re)
+		if n < 3 {
+			shown = append(shown, fmt.Sprintf("RecordError(batchIndex=%d, message='%s')", i, msg))
+		}
+	}
+	summary := fmt.Sprintf("One or more records have been rejected due to %d record errors in total, and only showing the first three errors at most: [%s]",
+		len(idx), strings.Join(shown, ", "))
+	sp.ErrorCode = kerr.InvalidRecord.Code
+	sp.ErrorMessage = &summary
 }

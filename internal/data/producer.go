@@ -152,7 +152,7 @@ func (p *Plane) loadProducers() error {
 		b        producerBatch
 	}
 	nowMs := p.cfg.Now().UnixMilli()
-	expirationMs := p.cfg.ProducerIDExpiration.Milliseconds()
+	expirationMs := p.producerIDExpiration().Milliseconds()
 	var stale [][]byte
 	var group []entry
 	var groupPart *partition

@@ -2,8 +2,6 @@ package data
 
 import (
 	"encoding/binary"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -17,25 +15,9 @@ type retentionLimits struct {
 	delete    bool
 }
 
-func (p *Plane) retentionOf(t *topic) retentionLimits {
-	r := retentionLimits{ms: p.cfg.LogRetentionMs, bytes: p.cfg.LogRetentionBytes, delete: true}
-	if v, ok := t.configs[cfgRetentionMs]; ok {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			r.ms = n
-		}
-	}
-	if v, ok := t.configs[cfgRetentionBytes]; ok {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			r.bytes = n
-		}
-	}
-	if v, ok := t.configs[cfgCleanupPolicy]; ok {
-		r.delete = false
-		for _, pol := range strings.Split(v, ",") {
-			r.delete = r.delete || strings.TrimSpace(pol) == "delete"
-		}
-	}
-	return r
+func retentionOf(t *topic) retentionLimits {
+	lc := t.logConfig()
+	return retentionLimits{ms: lc.retentionMs, bytes: lc.retentionBytes, delete: lc.delete}
 }
 
 // retentionLoop enforces retention every RetentionCheckInterval until Close.
@@ -61,8 +43,10 @@ func (p *Plane) retentionLoop() {
 // least the next batch's size, that batch is deleted. The log start offset
 // advances past the deleted batches (fetches below it get
 // OFFSET_OUT_OF_RANGE). Topics whose cleanup.policy lacks "delete" are
-// skipped (compaction is not enforced). Unlike Kafka, which never deletes
-// the active segment, every batch may go; the log end offset is kept.
+// skipped (the log cleaner compacts them). Retention works on batches, not
+// segments: a batch goes as soon as it is past the limit, where Kafka waits
+// for its whole segment to be; every batch may go, the log end offset is
+// kept.
 // A batch whose max timestamp is negative (no timestamps) stops time-based
 // deletion there.
 // It runs in the background every log.retention.check.interval.ms.
@@ -70,7 +54,7 @@ func (p *Plane) EnforceRetention() int {
 	now := p.cfg.Now().UnixMilli()
 	deleted := 0
 	for _, t := range p.sortedTopics() {
-		r := p.retentionOf(t)
+		r := retentionOf(t)
 		if !r.delete || (r.ms < 0 && r.bytes < 0) {
 			continue
 		}
@@ -152,19 +136,36 @@ func (p *Plane) advanceLogStart(t *topic, part *partition, newStart int64) (move
 	if t.deleted {
 		return false, nil
 	}
+	part.logMu.Lock()
+	defer part.logMu.Unlock()
 	part.mu.Lock()
 	defer part.mu.Unlock()
 	if newStart <= part.logStart || newStart > part.hw {
 		return false, nil
 	}
-	b := p.db.NewBatch()
-	_ = b.DeleteRange(logKey(t.id, part.index, 0), logKey(t.id, part.index, newStart), nil)
-	_ = b.Set(logStartKey(t.id, part.index), binary.BigEndian.AppendUint64(nil, uint64(newStart)), nil)
-	err = b.Commit(pebble.Sync)
-	_ = b.Close()
-	if err != nil {
+	if err := p.commitLogStart(t, part, newStart, newStart); err != nil {
 		return false, err
 	}
-	part.logStart = newStart
 	return true, nil
+}
+
+// commitLogStart durably deletes part's batches below cut and the sealed
+// segments wholly below newStart, moves the log start offset to newStart and
+// updates the partition (logMu and mu held).
+func (p *Plane) commitLogStart(t *topic, part *partition, cut, newStart int64) error {
+	n, segKeys := part.segmentsBelow(newStart)
+	b := p.db.NewBatch()
+	_ = b.DeleteRange(logKey(t.id, part.index, 0), logKey(t.id, part.index, cut), nil)
+	for _, k := range segKeys {
+		_ = b.Delete(k, nil)
+	}
+	_ = b.Set(logStartKey(t.id, part.index), binary.BigEndian.AppendUint64(nil, uint64(newStart)), nil)
+	err := b.Commit(pebble.Sync)
+	_ = b.Close()
+	if err != nil {
+		return err
+	}
+	part.logStart = newStart
+	part.dropSegments(n, p.cfg.Now().UnixMilli())
+	return nil
 }

@@ -149,13 +149,15 @@ func TestRetentionPolicyAndDefaults(t *testing.T) {
 			t.Errorf("%s: log start %d, want %d", name, ls, want)
 		}
 	}
-	// DescribeConfigs shows the broker's default retention for the topic.
+	// DescribeConfigs shows the broker's default retention for the topic, from
+	// the static broker config (log.retention.ms), as Kafka reports it.
 	req := kmsg.NewPtrDescribeConfigsRequest()
 	r := kmsg.NewDescribeConfigsRequestResource()
 	r.ResourceType, r.ResourceName, r.ConfigNames = kmsg.ConfigResourceTypeTopic, "default", []string{cfgRetentionMs, cfgRetentionBytes}
 	req.Resources = append(req.Resources, r)
 	cs := e.p.DescribeConfigs(e.ctx, req).Resources[0].Configs
-	if len(cs) != 2 || *cs[0].Value != "-1" || *cs[1].Value != "1000" || !cs[1].IsDefault {
+	if len(cs) != 2 || *cs[0].Value != "-1" || !cs[0].IsDefault || *cs[1].Value != "1000" ||
+		cs[1].Source != kmsg.ConfigSourceStaticBrokerConfig {
 		t.Fatalf("describe: %+v", cs)
 	}
 	// A log start inside a batch (DeleteRecords) moves to the end of that

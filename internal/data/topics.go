@@ -3,22 +3,27 @@ package data
 import (
 	"crypto/rand"
 	"fmt"
-	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/muster-io/muster/internal/config"
 )
 
-// topic is one topic. name, id, internal and configs never change; parts is
-// guarded by Plane.mu and replaced (never mutated) when the topic grows.
+// topic is one topic. name, id and internal never change; parts and configs
+// are guarded by Plane.mu and replaced (never mutated) when the topic grows or
+// its configs change (under Plane.adminMu).
 type topic struct {
-	name            string
-	id              [16]byte
-	internal        bool
-	configs         map[string]string // overrides
-	logAppendTime   bool
-	maxMessageBytes int
+	name     string
+	id       [16]byte
+	internal bool
+	configs  map[string]string // overrides
+	// lc is the effective log configuration: configs over the broker's
+	// defaults in force.
+	lc atomic.Pointer[logConfig]
 
 	parts []*partition
 
@@ -35,34 +40,37 @@ var kafkaInternalTopics = map[string]bool{
 	"__share_group_state": true,
 }
 
-func newTopic(name string, id [16]byte, configs map[string]string) *topic {
+func newTopic(name string, id [16]byte, configs map[string]string, eff *config.Values) *topic {
 	if configs == nil {
 		configs = map[string]string{}
 	}
 	t := &topic{
-		name:            name,
-		id:              id,
-		internal:        kafkaInternalTopics[name],
-		configs:         configs,
-		logAppendTime:   configs[cfgTimestampType] == timestampLogAppendTime,
-		maxMessageBytes: defaultMaxMessageBytes,
+		name:     name,
+		id:       id,
+		internal: kafkaInternalTopics[name],
+		configs:  configs,
 	}
-	if v, ok := configs[cfgMaxMessageBytes]; ok {
-		if n, err := strconv.Atoi(v); err == nil {
-			t.maxMessageBytes = n
-		}
-	}
+	t.lc.Store(newLogConfig(eff, configs))
 	return t
 }
+
+// logConfig is t's effective log configuration.
+func (t *topic) logConfig() *logConfig { return t.lc.Load() }
 
 // apiError is a Kafka error code with a message.
 type apiError struct {
 	code *kerr.Error
 	msg  string
+	// kafkaMsg marks msg as the whole message Kafka sends (a config
+	// validation message), not a detail to prefix with the code's text.
+	kafkaMsg bool
 }
 
 func (e *apiError) Error() string {
-	if e.msg == "" {
+	switch {
+	case e.kafkaMsg:
+		return e.msg
+	case e.msg == "":
 		return e.code.Message
 	}
 	return e.code.Message + ": " + e.msg
@@ -113,20 +121,21 @@ type createSpec struct {
 	configs    map[string]string
 }
 
-// checkCreate validates a topic creation (name, partition count, configs).
-func checkCreate(name string, partitions int32, configs map[string]*string) (createSpec, *apiError) {
+// checkCreate validates a topic creation (name, partition count, configs
+// against the broker's defaults in force).
+func (p *Plane) checkCreate(name string, partitions int32, configs map[string]*string) (createSpec, *apiError) {
 	if msg := validTopicName(name); msg != "" {
 		return createSpec{}, errf(kerr.InvalidTopicException, "%s", msg)
 	}
 	if partitions <= 0 || partitions > maxPartitionsPerTopic {
 		return createSpec{}, errf(kerr.InvalidPartitions, "number of partitions must be between 1 and %d, got %d", maxPartitionsPerTopic, partitions)
 	}
+	if msg := config.ValidateTopicConfigs(p.effective(), configs); msg != "" {
+		return createSpec{}, &apiError{code: kerr.InvalidConfig, msg: msg, kafkaMsg: true}
+	}
 	out := make(map[string]string, len(configs))
 	for k, v := range configs {
-		if msg := validateTopicConfig(k, v); msg != "" {
-			return createSpec{}, errf(kerr.InvalidConfig, "%s", msg)
-		}
-		out[k] = *v
+		out[k] = strings.TrimSpace(*v)
 	}
 	return createSpec{name: name, partitions: partitions, configs: out}, nil
 }
@@ -139,7 +148,7 @@ func (p *Plane) createTopic(spec createSpec, validateOnly bool) (*topic, *apiErr
 		p.adminMu.Unlock()
 		return nil, errf(kerr.TopicAlreadyExists, "topic %q already exists", spec.name)
 	}
-	t := newTopic(spec.name, newTopicID(), spec.configs)
+	t := newTopic(spec.name, newTopicID(), spec.configs, p.effective())
 	if validateOnly {
 		p.adminMu.Unlock()
 		return t, nil
@@ -151,9 +160,10 @@ func (p *Plane) createTopic(spec createSpec, validateOnly bool) (*topic, *apiErr
 	}
 	// A fresh topic ID has no stored keys, so the partitions start empty.
 	for i := int32(0); i < spec.partitions; i++ {
-		t.parts = append(t.parts, newPartition(t.id, i))
+		t.parts = append(t.parts, newPartition(t.id, i, p.cfg.Now().UnixMilli()))
 	}
 	p.mu.Lock()
+	t.lc.Store(newLogConfig(p.effective(), t.configs)) // the broker configs in force now
 	p.byName[t.name] = t
 	p.byID[t.id] = t
 	info := p.infoLocked(t)
@@ -174,7 +184,7 @@ func (p *Plane) CreateTopic(name string, partitions int32, configs map[string]st
 	for k, v := range configs {
 		cfgs[k] = &v
 	}
-	spec, aerr := checkCreate(name, partitions, cfgs)
+	spec, aerr := p.checkCreate(name, partitions, cfgs)
 	if aerr != nil {
 		return TopicInfo{}, aerr
 	}
@@ -200,7 +210,7 @@ func (p *Plane) autoCreate(name string, allow bool) (*topic, []*partition, *apiE
 	if !allow || !p.cfg.AutoCreateTopics {
 		return nil, nil, &apiError{code: kerr.UnknownTopicOrPartition}
 	}
-	spec, aerr := checkCreate(name, p.cfg.NumPartitions, nil)
+	spec, aerr := p.checkCreate(name, p.cfg.NumPartitions, nil)
 	if aerr != nil {
 		return nil, nil, aerr
 	}
@@ -233,7 +243,7 @@ func (p *Plane) deleteTopic(t *topic) *apiError {
 	t.deleted = true
 	b := p.db.NewBatch()
 	_ = b.Delete(topicKey(t.name), nil)
-	for _, kind := range []byte{kindLog, kindLogStart, kindProducerBatch} {
+	for _, kind := range []byte{kindLog, kindLogStart, kindProducerBatch, kindSegment, kindCleanerCheckpoint} {
 		pre := topicPrefix(kind, t.id)
 		_ = b.DeleteRange(pre, prefixEnd(pre), nil)
 	}
@@ -292,7 +302,7 @@ func (p *Plane) growTopicLocked(t *topic, count int32, validateOnly bool) *apiEr
 	p.mu.Lock()
 	parts := append([]*partition(nil), t.parts...)
 	for i := cur; i < count; i++ {
-		parts = append(parts, newPartition(t.id, i))
+		parts = append(parts, newPartition(t.id, i, p.cfg.Now().UnixMilli()))
 	}
 	t.parts = parts
 	info := p.infoLocked(t)

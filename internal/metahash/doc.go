@@ -1,12 +1,12 @@
 // Package metahash computes the KIP-1101 topic and group metadata hashes
-// (seed 003, "rebalance on topic metadata change").
+// (rebalance on topic metadata change).
 //
 // A consumer group stores one int64 metadata hash with its group epoch. The
 // coordinator recomputes it from the metadata image of the subscribed topics
 // and bumps the group epoch when it differs, so that adding partitions or
 // moving replicas across racks triggers a new target assignment.
 //
-// Following the seed (not Kafka 4.1+, which moved to XXH3), the hash function
+// Following KIP-1101 (not Kafka 4.1+, which moved to XXH3), the hash function
 // is Murmur3: github.com/spaolacci/murmur3, x64 128-bit variant with seed 0,
 // of which the first 64 bits (murmur3.Sum64) are used and read as int64.
 //

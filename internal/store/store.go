@@ -1,8 +1,7 @@
 // Package store is the coordinator's durable store: the latest value per record key, per shard
 // (Kafka's __consumer_offsets partitions). Pebble is the embedded default; the interfaces are
 // shaped so a shared engine (etcd, PostgreSQL-compatible) can replace it: shard leases with a
-// fencing epoch, one Append in flight per shard, loads in key order (see
-// shared/reference/store-design.md).
+// fencing epoch, one Append in flight per shard, loads in key order.
 package store
 
 import (

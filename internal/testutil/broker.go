@@ -12,7 +12,7 @@ import (
 
 	"github.com/muster-io/muster/internal/broker"
 	"github.com/muster-io/muster/internal/config"
-	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/coordinator/engine"
 )
 
 // Broker is an in-process broker bound to 127.0.0.1:0.
@@ -30,7 +30,7 @@ func Start(t testing.TB, overrides ...string) *Broker {
 }
 
 // StartIn starts a broker on dir (reuse a dir to test restarts); clock may be nil.
-func StartIn(t testing.TB, dir string, clock coordinator.Clock, overrides ...string) *Broker {
+func StartIn(t testing.TB, dir string, clock engine.Clock, overrides ...string) *Broker {
 	t.Helper()
 	all := append([]string{"group.initial.rebalance.delay.ms=0", "offsets.topic.num.partitions=8"}, overrides...)
 	vals, err := config.Parse(nil, all)

@@ -16,13 +16,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/coordinator/coordtest"
 	"github.com/muster-io/muster/internal/streams/topodesc/topodesctest"
 	"github.com/muster-io/muster/internal/streams/topology"
 	"github.com/muster-io/muster/internal/testutil"
 )
 
-// KIP-1331 (seed 000) end to end: a real in-process broker with the http plugin pointed at an
-// in-process remote store (topodesctest.Store) with fault injection, driven by raw kmsg requests.
+// KIP-1331 (docs/kip-1331.md) end to end: a real in-process broker with the http plugin pointed at
+// an in-process remote store (topodesctest.Store) with fault injection, driven by raw kmsg
+// requests.
 
 var tdStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
@@ -30,7 +32,7 @@ type tdEnv struct {
 	t     *testing.T
 	ctx   context.Context
 	store *topodesctest.Store
-	clock *coordinator.ManualClock
+	clock *coordtest.ManualClock
 	b     *testutil.Broker
 	br    *kgo.Broker
 	opts  []string
@@ -42,7 +44,7 @@ func startTD(t *testing.T, withPlugin bool, extra ...string) *tdEnv {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	e := &tdEnv{t: t, ctx: ctx, clock: coordinator.NewManualClock(tdStart)}
+	e := &tdEnv{t: t, ctx: ctx, clock: coordtest.NewManualClock(tdStart)}
 	opts := []string{"group.streams.initial.rebalance.delay.ms=0"}
 	if withPlugin {
 		e.store = topodesctest.NewStore()
@@ -213,8 +215,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	t.Fatalf("timed out waiting for %s", what)
 }
 
-// Rule 1–4: solicit → push → AVAILABLE and no more solicitation; push validation; describe
-// statuses; metrics.
+// Solicit → push → AVAILABLE and no more solicitation; push validation; describe statuses; metrics.
 func TestKIP1331SolicitPushDescribe(t *testing.T) {
 	e := startTD(t, true)
 	a := &tdMember{id: "member-a"}
@@ -279,7 +280,7 @@ func TestKIP1331SolicitPushDescribe(t *testing.T) {
 	}
 }
 
-// Rule 2: v0 heartbeats are never solicited and do not consume the group's solicitation.
+// Solicitation: v0 heartbeats are never solicited and do not consume the group's solicitation.
 func TestKIP1331V0NeverSolicited(t *testing.T) {
 	e := startTD(t, true)
 	vs := kversion.Stable()
@@ -296,7 +297,7 @@ func TestKIP1331V0NeverSolicited(t *testing.T) {
 	}
 }
 
-// Rule 2: at most one solicitation per in-flight window with several members; the next one
+// Solicitation: at most one solicitation per in-flight window with several members; the next one
 // after the window when nobody pushed.
 func TestKIP1331OneSolicitationPerWindow(t *testing.T) {
 	e := startTD(t, true, "group.streams.topology.description.inflight.timeout.ms=5000")
@@ -336,9 +337,9 @@ func TestKIP1331OneSolicitationPerWindow(t *testing.T) {
 	}
 }
 
-// Rule 3: a permanent failure (413 too large, 400 invalid) is answered 135 with a message
-// naming the seed's error, never re-solicited at that epoch — also after a restart — but a new
-// topology epoch is.
+// Push: a permanent failure (413 too large, 400 invalid) is answered 135 with a message naming
+// KIP-1331's error (TOPOLOGY_DESCRIPTION_TOO_LARGE, INVALID_REQUEST), never re-solicited at that
+// epoch — also after a restart — but a new topology epoch is.
 func TestKIP1331PermanentFailure(t *testing.T) {
 	e := startTD(t, true, "group.streams.topology.description.inflight.timeout.ms=1000")
 	for _, tc := range []struct {
@@ -379,7 +380,7 @@ func TestKIP1331PermanentFailure(t *testing.T) {
 	wantCode(t, "push at the new epoch", e.push("big", up.id, 1).ErrorCode, nil)
 }
 
-// Rule 3: a transient failure (500) arms the back-off: no solicitation inside the window, a
+// Push: a transient failure (500) arms the back-off: no solicitation inside the window, a
 // re-solicitation after it, the window doubling per consecutive failure.
 func TestKIP1331TransientFailureBackoff(t *testing.T) {
 	e := startTD(t, true, "group.streams.topology.description.backoff.initial.ms=10000",
@@ -422,7 +423,7 @@ func TestKIP1331TransientFailureBackoff(t *testing.T) {
 	}
 }
 
-// Rule 4: plugin data loss (GET 404 while the broker believed it stored) answers NOT_STORED,
+// Describe: plugin data loss (GET 404 while the broker believed it stored) answers NOT_STORED,
 // clears StoredTopologyEpoch, and the next heartbeat re-solicits; a plugin error answers ERROR
 // with the group's ErrorCode untouched.
 func TestKIP1331DescribeErrorAndDataLoss(t *testing.T) {
@@ -452,7 +453,7 @@ func TestKIP1331DescribeErrorAndDataLoss(t *testing.T) {
 	}
 }
 
-// Rule 5: DeleteGroups calls deleteTopology before tombstoning; a failing delete still deletes
+// Deletion: DeleteGroups calls deleteTopology before tombstoning; a failing delete still deletes
 // the group.
 func TestKIP1331DeleteGroups(t *testing.T) {
 	e := startTD(t, true)
@@ -529,9 +530,9 @@ func TestKIP1331DeleteGroups(t *testing.T) {
 	}
 }
 
-// Rule 5: the periodic cleanup deletes the description of an Empty group whose offsets expired,
-// clears StoredTopologyEpoch, and the group then expires; a failed delete is retried next cycle
-// and keeps the group.
+// Deletion: the periodic cleanup deletes the description of an Empty group whose offsets expired,
+// clears StoredTopologyEpoch, and the group then expires; a failed delete is retried next cycle and
+// keeps the group.
 func TestKIP1331CleanupThenExpiry(t *testing.T) {
 	e := startTD(t, true, "offsets.retention.check.interval.ms=60000")
 	m := &tdMember{id: "m"}
@@ -630,8 +631,8 @@ func TestKIP1331NoPlugin(t *testing.T) {
 	}
 }
 
-// Rule 6: StoredTopologyEpoch survives a restart (disk plugin): describe is AVAILABLE after the
-// restart and the group is not re-solicited.
+// Persistence: StoredTopologyEpoch survives a restart (disk plugin): describe is AVAILABLE after
+// the restart and the group is not re-solicited.
 func TestKIP1331DiskPluginSurvivesRestart(t *testing.T) {
 	e := startTD(t, false, "group.streams.topology.description.plugin.class=disk")
 	m := &tdMember{id: "m"}

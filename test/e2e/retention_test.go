@@ -26,11 +26,11 @@ func TestRetentionEndToEnd(t *testing.T) {
 	defer cancel()
 	adm := kadm.NewClient(newClient(t, b.Addr()))
 
-	bc, err := adm.DescribeBrokerConfigs(ctx)
+	bc, err := adm.DescribeBrokerConfigs(ctx, 0) // this broker (node.id 0); "" is the dynamic cluster defaults
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"log.retention.ms": "3600000", "producer.id.expiration.ms": "3600000", "log.retention.check.interval.ms": "10"}
+	want := map[string]string{"log.retention.hours": "1", "producer.id.expiration.ms": "3600000", "log.retention.check.interval.ms": "10"}
 	for _, rc := range bc {
 		for _, c := range rc.Configs {
 			if w, ok := want[c.Key]; ok {

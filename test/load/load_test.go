@@ -1,6 +1,6 @@
-// Package load drives a real broker with many groups, members and connections (issue 8, item 4):
-// KIP-848 members heartbeat over raw connections for a bounded time; heartbeat p99 must stay
-// below the session timeout, no member may be fenced, and memory must stay bounded.
+// Package load drives a real broker with many groups, members and connections: KIP-848 members
+// heartbeat over raw connections for a bounded time; heartbeat p99 must stay below the session
+// timeout, no member may be fenced, and memory must stay bounded.
 //
 // CI runs a small scale. MUSTER_LOAD=full runs 10k groups, 50k members, 5k connections.
 package load

@@ -70,12 +70,14 @@ func freePort(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// startNoWait execs `muster serve` without waiting for it to be ready.
-func startNoWait(t *testing.T, bin, dir, addr, httpAddr string, logf *os.File) *serveProc {
+// startNoWait execs `muster serve` without waiting for it to be ready; extra are further
+// serve flags.
+func startNoWait(t *testing.T, bin, dir, addr, httpAddr string, logf *os.File, extra ...string) *serveProc {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--data-dir", dir, "--listen", addr, "--http-listen", httpAddr,
+	args := append([]string{"serve", "--data-dir", dir, "--listen", addr, "--http-listen", httpAddr,
 		"--log-level", "warn", "--override", "group.initial.rebalance.delay.ms=0",
-		"--override", "offsets.topic.num.partitions=8")
+		"--override", "offsets.topic.num.partitions=8"}, extra...)
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -86,9 +88,9 @@ func startNoWait(t *testing.T, bin, dir, addr, httpAddr string, logf *os.File) *
 }
 
 // startServe execs `muster serve` and waits until /readyz reports every shard loaded.
-func startServe(t *testing.T, bin, dir, addr, httpAddr string, logf *os.File) *serveProc {
+func startServe(t *testing.T, bin, dir, addr, httpAddr string, logf *os.File, extra ...string) *serveProc {
 	t.Helper()
-	p := startNoWait(t, bin, dir, addr, httpAddr, logf)
+	p := startNoWait(t, bin, dir, addr, httpAddr, logf, extra...)
 	cmd := p.cmd
 	deadline := time.Now().Add(30 * time.Second)
 	for {

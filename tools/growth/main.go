@@ -1,9 +1,13 @@
 // Command growth measures how muster's costs grow with input size and writes log-log plots with
-// a fitted slope (docs/growth/*.svg and docs/growth/README.md). A slope near 1 is linear; a
-// slope clearly above 1 is a bug to fix, not a number to report.
+// a fitted slope (docs/bench/growth/*.svg and docs/bench/growth/README.md). A slope near 1 is
+// linear; a slope clearly above 1 is a bug to fix, not a number to report.
 //
-//	go run ./tools/growth            # all series, a few minutes on 2 cores
+//	go run ./tools/growth            # from the repository root: all series, a few minutes on 2 cores
 //	go run ./tools/growth -quick     # small sizes, seconds (the test suite runs this)
+//
+// It is its own module (tools/growth/go.mod), so muster's go.mod carries no plotting library; the
+// repository's go.work puts both modules in one workspace, and its import path under
+// github.com/muster-io/muster/ lets it import muster's internal packages.
 package main
 
 import (
@@ -29,6 +33,7 @@ import (
 	"github.com/muster-io/muster/internal/assign"
 	"github.com/muster-io/muster/internal/config"
 	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/coordinator/coordtest"
 	sassign "github.com/muster-io/muster/internal/streams/assignor"
 )
 
@@ -54,7 +59,7 @@ func (s Series) Slope() float64 {
 
 func main() {
 	quick := flag.Bool("quick", false, "small sizes only")
-	out := flag.String("out", "docs/growth", "output directory")
+	out := flag.String("out", "docs/bench/growth", "output directory")
 	flag.Parse()
 	series := Measure(*quick)
 	if err := Write(series, *out); err != nil {
@@ -126,19 +131,19 @@ func classicJoinStormSeries(sizes []int) Series {
 	for _, n := range sizes {
 		s.X = append(s.X, float64(n))
 		s.Y = append(s.Y, median(3, func() {
-			h := coordinator.NewHarness(coordinator.ConfigFrom(config.Defaults()))
-			calls := make([]*coordinator.Call, n)
+			h := coordtest.New(coordinator.ConfigFrom(config.Defaults()))
+			calls := make([]*coordtest.Result[*kmsg.JoinGroupResponse], n)
 			for i := range calls {
 				cid := "consumer-" + strconv.Itoa(i)
-				first := h.Do(coordinator.Meta{APIVersion: 9, ClientID: &cid}, coordinator.JoinGroup(join("")))
-				resp, _ := first.Response().(*kmsg.JoinGroupResponse)
+				first := coordtest.DoMeta(h, coordinator.Meta{APIVersion: 9, ClientID: &cid}, coordinator.JoinGroup(join("")))
+				resp := first.Resp
 				if resp == nil || resp.MemberID == "" {
-					log.Fatalf("classic join storm: first join of member %d: %v", i, first.Err())
+					log.Fatalf("classic join storm: first join of member %d: %v", i, first.Err)
 				}
-				calls[i] = h.Do(coordinator.Meta{APIVersion: 9, ClientID: &cid}, coordinator.JoinGroup(join(resp.MemberID)))
+				calls[i] = coordtest.DoMeta(h, coordinator.Meta{APIVersion: 9, ClientID: &cid}, coordinator.JoinGroup(join(resp.MemberID)))
 			}
 			for k := 0; k < 1000 && !calls[0].Done(); k++ {
-				h.Advance(h.St.Cfg.InitialRebalanceDelay)
+				h.Advance(h.Cfg.Classic.InitialRebalanceDelay)
 			}
 			for i, c := range calls {
 				if !c.Done() {
@@ -150,19 +155,6 @@ func classicJoinStormSeries(sizes []int) Series {
 	return s
 }
 
-// stormTopics is a one-topic TopicSource ("t", 1000 partitions) for memberMemorySeries.
-type stormTopics struct{}
-
-var stormTopicID = [16]byte{0x67, 0x72, 15: 1}
-
-func (stormTopics) TopicID(name string) ([16]byte, int32, bool) {
-	return stormTopicID, 1000, name == "t"
-}
-func (stormTopics) TopicName(id [16]byte) (string, bool)               { return "t", id == stormTopicID }
-func (stormTopics) TopicNames() []string                               { return []string{"t"} }
-func (stormTopics) Rack() string                                       { return "" }
-func (stormTopics) CreateTopic(string, int32, map[string]string) error { return nil }
-
 // memberMemorySeries: Go heap held by a coordinator shard per KIP-848 member: n members in
 // groups of 10, each joined with one ConsumerGroupHeartbeat subscribing to one 1000-partition
 // topic (member metadata, target and current assignment), measured after a GC.
@@ -170,10 +162,9 @@ func memberMemorySeries(sizes []int) Series {
 	s := Series{Name: "shard heap vs KIP-848 members", XLabel: "members (10 per group)", YLabel: "heap bytes"}
 	for _, n := range sizes {
 		s.X = append(s.X, float64(n))
-		s.Y = append(s.Y, heapGrowth(func() *coordinator.Harness {
-			cfg := coordinator.ConfigFrom(config.Defaults("group.consumer.assignment.interval.ms=0"))
-			cfg.Topics = stormTopics{}
-			h := coordinator.NewHarness(cfg)
+		s.Y = append(s.Y, heapGrowth(func() *coordtest.Harness {
+			h := coordtest.New(coordinator.ConfigFrom(config.Defaults("group.consumer.assignment.interval.ms=0")))
+			h.WithTopics(nil).Add("t", 1000)
 			for i := 0; i < n; i++ {
 				req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 				req.Version = 1
@@ -182,8 +173,8 @@ func memberMemorySeries(sizes []int) Series {
 				req.RebalanceTimeoutMillis = 60000
 				req.SubscribedTopicNames = []string{"t"}
 				req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
-				if c := h.Do(coordinator.Meta{APIVersion: 1}, coordinator.ConsumerGroupHeartbeat(req)); c.Err() != nil {
-					log.Fatalf("member %d: %v", i, c.Err())
+				if c := coordtest.DoMeta(h, coordinator.Meta{APIVersion: 1}, coordinator.ConsumerGroupHeartbeat(req)); c.Err != nil {
+					log.Fatalf("member %d: %v", i, c.Err)
 				}
 			}
 			return h
@@ -197,7 +188,7 @@ func memberMemorySeries(sizes []int) Series {
 func replaySeries(sizes []int) Series {
 	s := Series{Name: "shard replay (committed-offset records)", XLabel: "records", YLabel: "CPU seconds"}
 	for _, n := range sizes {
-		h := coordinator.NewHarness(&coordinator.Config{Shards: 1, OffsetMetadataMaxBytes: 4096})
+		h := coordtest.New(coordinator.ConfigFrom(config.Defaults()))
 		for g := 0; g < (n+999)/1000; g++ {
 			for start := 0; start < 1000; start += 100 {
 				commitOffsets(h, fmt.Sprintf("group-%06d", g), start, start+100)
@@ -205,11 +196,11 @@ func replaySeries(sizes []int) Series {
 		}
 		recs := h.Latest(1)
 		sort.Slice(recs, func(i, j int) bool { return string(recs[i].Key) < string(recs[j].Key) })
-		cfg := h.St.Cfg
+		cfg := h.Cfg
 		h = nil
 		s.X = append(s.X, float64(len(recs)))
 		s.Y = append(s.Y, median(3, func() {
-			if _, err := coordinator.ReplayRecords(0, cfg, recs); err != nil {
+			if _, err := coordtest.Replay(0, cfg, recs); err != nil {
 				log.Fatal(err)
 			}
 		}))
@@ -223,8 +214,8 @@ func offsetMemorySeries(sizes []int) Series {
 	s := Series{Name: "shard heap vs committed offsets", XLabel: "committed offsets", YLabel: "heap bytes"}
 	for _, n := range sizes {
 		s.X = append(s.X, float64(n))
-		s.Y = append(s.Y, heapGrowth(func() *coordinator.Harness {
-			h := coordinator.NewHarness(&coordinator.Config{Shards: 1, OffsetMetadataMaxBytes: 4096})
+		s.Y = append(s.Y, heapGrowth(func() *coordtest.Harness {
+			h := coordtest.New(coordinator.ConfigFrom(config.Defaults()))
 			for g := 0; g < n/100; g++ {
 				commitOffsets(h, fmt.Sprintf("group-%06d", g), 0, 100)
 			}
@@ -235,7 +226,7 @@ func offsetMemorySeries(sizes []int) Series {
 }
 
 // commitOffsets commits partitions [from, to) of topic "orders" for group in one OffsetCommit.
-func commitOffsets(h *coordinator.Harness, group string, from, to int) {
+func commitOffsets(h *coordtest.Harness, group string, from, to int) {
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Version, req.Group, req.Generation = 8, group, -1
 	t := kmsg.NewOffsetCommitRequestTopic()
@@ -244,12 +235,12 @@ func commitOffsets(h *coordinator.Harness, group string, from, to int) {
 		t.Partitions = append(t.Partitions, kmsg.OffsetCommitRequestTopicPartition{Partition: int32(p), Offset: int64(p), LeaderEpoch: -1})
 	}
 	req.Topics = []kmsg.OffsetCommitRequestTopic{t}
-	h.Do(coordinator.Meta{APIVersion: 8}, coordinator.OffsetCommit(req))
+	coordtest.DoMeta(h, coordinator.Meta{APIVersion: 8}, coordinator.OffsetCommit(req))
 }
 
 // heapGrowth returns the live heap (after a GC) that the harness build returns holds, its
 // record log excluded (the log is not shard state).
-func heapGrowth(build func() *coordinator.Harness) float64 {
+func heapGrowth(build func() *coordtest.Harness) float64 {
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -329,7 +320,7 @@ func joinStormSeries(sizes []int, partitions int32) Series {
 	for _, n := range sizes {
 		s.X = append(s.X, float64(n))
 		s.Y = append(s.Y, median(3, func() {
-			if _, err := coordinator.SimulateConsumerJoinStorm(n, partitions, 50); err != nil {
+			if _, err := coordtest.SimulateConsumerJoinStorm(coordinator.ConfigFrom(config.Defaults()), n, partitions, 50); err != nil {
 				log.Fatal(err)
 			}
 		}))

@@ -202,3 +202,14 @@ func clientTLS(props map[string]string) (*tls.Config, error) {
 	}
 	return cfg, nil
 }
+
+// ReadProperties reads a Java .properties file (key=value, key: value or
+// key value; '#'/'!' comments; trailing-backslash continuations).
+func ReadProperties(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return parseProperties(f)
+}

@@ -68,3 +68,15 @@ func (a *Admin) Ctx(parent context.Context) (context.Context, context.CancelFunc
 
 // Close closes the underlying client.
 func (a *Admin) Close() { a.Kcl.Close() }
+
+// Validate checks what every admin command requires of the connection flags: a
+// --bootstrap-server and a positive --timeout (*UsageError otherwise).
+func (c ConnFlags) Validate() error {
+	if strings.TrimSpace(c.Bootstrap) == "" {
+		return Usagef("Missing required argument \"[bootstrap-server]\"")
+	}
+	if c.TimeoutMs <= 0 {
+		return Usagef("Option [timeout] must be positive, got %d", c.TimeoutMs)
+	}
+	return nil
+}

@@ -1,8 +1,10 @@
-// Package clikit holds what the muster admin commands (consumer-groups,
-// streams-groups) share: the exit and usage error types and their printing,
-// the connection flags (--bootstrap-server, --command-config, --timeout,
-// --verbose), the franz-go admin client built from them, the
-// --command-config properties loader, and Kafka's fixed-width table rows.
+// Package clikit holds what the muster admin commands (consumer-groups, streams-groups) share, so
+// the two cannot drift apart: the exit and usage error types and their printing, Kafka's error
+// texts (ErrMessage, DeleteErrText), the connection flags (--bootstrap-server, --command-config,
+// --timeout, --verbose) and the franz-go admin client built from them, the --command-config
+// properties loader, and the parsers of Kafka's tools (topic arguments "t:0,1", ISO-8601
+// --by-duration, --to-datetime, state and type lists, optional-value flags), the shared option
+// checks, and Kafka's fixed-width table rows.
 package clikit
 
 import (

@@ -2,19 +2,13 @@ package consumergroups
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/muster-io/muster/internal/cli/clikit"
 )
-
-// flagNoValue is the pflag NoOptDefVal used for --state / --type given
-// without a value (both take an optional value, like Kafka's joptsimple).
-const flagNoValue = "*" // shown in --help as [="*"]: any state
 
 // options are the parsed command-line flags.
 type options struct {
@@ -68,10 +62,8 @@ func newCommand(e env) *cobra.Command {
 	f.StringArrayVar(&o.topics, "topic", nil, "Topic to act on, optionally with partitions: topic1:0,1,2 (repeatable).")
 	f.BoolVar(&o.allTopics, "all-topics", false, "Consider all topics assigned to a group in the reset-offsets process.")
 
-	f.StringVar(&o.state, "state", "", "With --describe: show the group state. With --list: show states, optionally filtered (e.g. --state=Stable,Empty).")
-	f.Lookup("state").NoOptDefVal = flagNoValue
-	f.StringVar(&o.typ, "type", "", "With --list: show group types, optionally filtered (e.g. --type=classic,consumer).")
-	f.Lookup("type").NoOptDefVal = flagNoValue
+	clikit.OptionalStringFlag(f, &o.state, "state", "With --describe: show the group state. With --list: show states, optionally filtered (e.g. --state=Stable,Empty).")
+	clikit.OptionalStringFlag(f, &o.typ, "type", "With --list: show group types, optionally filtered (e.g. --type=classic,consumer).")
 	f.BoolVar(&o.offsets, "offsets", false, "Describe the group's partitions with offset lag (default describe view).")
 	f.BoolVar(&o.members, "members", false, "Describe the members of the group.")
 
@@ -82,7 +74,7 @@ func newCommand(e env) *cobra.Command {
 	o.ResetScenario.AddFlags(f, "Reset offsets shifting current offset by 'n', where 'n' can be positive or negative.")
 	f.StringVar(&o.fromFile, "from-file", "", "Reset offsets to values defined in CSV file (topic,partition,offset or group,topic,partition,offset).")
 
-	clikit.Wire(cmd, failedPrefix, errMessage, func(c *cobra.Command, args []string) error {
+	clikit.Wire(cmd, failedPrefix, clikit.ErrMessage, func(c *cobra.Command, args []string) error {
 		return run(c.Context(), c, o, e, args)
 	})
 	return cmd
@@ -134,15 +126,9 @@ func (r *runner) json() bool { return r.o.output == "json" }
 // positional arguments to --state / --type given without '=' (pflag cannot
 // consume "--state stable" as a value of an optional-value flag; Kafka can).
 func (o *options) finish(f *pflag.FlagSet, args []string) error {
-	o.stateSet = f.Changed("state")
-	o.typSet = f.Changed("type")
+	o.stateSet = clikit.OptionalValue(f, &o.state, "state")
+	o.typSet = clikit.OptionalValue(f, &o.typ, "type")
 	o.ResetScenario.Finish(f)
-	if o.state == flagNoValue {
-		o.state = ""
-	}
-	if o.typ == flagNoValue {
-		o.typ = ""
-	}
 	for _, a := range args {
 		switch {
 		case o.list && o.stateSet && o.state == "" && (!o.typSet || o.typ != "" || validStateList(a)):
@@ -162,35 +148,26 @@ func validStateList(s string) bool {
 }
 
 func (o *options) validate() error {
-	n := 0
-	for _, b := range []bool{o.list, o.describe, o.deleteGroups, o.resetOffsets, o.deleteOffsets} {
-		if b {
-			n++
-		}
+	if err := clikit.ExactlyOneAction(o.list, o.describe, o.deleteGroups, o.resetOffsets, o.deleteOffsets); err != nil {
+		return err
 	}
-	if n != 1 {
-		return usagef("Command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets")
-	}
-	if strings.TrimSpace(o.Bootstrap) == "" {
-		return usagef("Missing required argument \"[bootstrap-server]\"")
+	if err := o.ConnFlags.Validate(); err != nil {
+		return err
 	}
 	if o.output != "text" && o.output != "json" {
 		return usagef("Invalid output format '%s'. Valid formats are: text, json", o.output)
 	}
-	if o.TimeoutMs <= 0 {
-		return usagef("Option [timeout] must be positive, got %d", o.TimeoutMs)
-	}
-	if len(o.groups) > 0 && o.allGroups {
-		return usagef("Option [group] can't be used along with option [all-groups]")
+	if err := clikit.CheckGroupScope(o.groups, o.allGroups, ""); err != nil {
+		return err
 	}
 	if (len(o.groups) > 0 || o.allGroups) && o.list {
-		return usagef("Option [%s] can't be used along with option [list]", pick(o.allGroups, "all-groups", "group"))
+		return usagef("Option [%s] can't be used along with option [list]", clikit.Pick(o.allGroups, "all-groups", "group"))
 	}
 	if len(o.topics) > 0 && (o.list || o.describe) {
-		return usagef("Option [topic] can't be used along with option [%s]", pick(o.list, "list", "describe"))
+		return usagef("Option [topic] can't be used along with option [%s]", clikit.Pick(o.list, "list", "describe"))
 	}
 	if (o.members || o.offsets) && !o.describe {
-		return usagef("Option [%s] can only be used with option [describe]", pick(o.members, "members", "offsets"))
+		return usagef("Option [%s] can only be used with option [describe]", clikit.Pick(o.members, "members", "offsets"))
 	}
 	if o.stateSet && !o.describe && !o.list {
 		return usagef("Option [state] can only be used with options [describe] or [list]")
@@ -218,24 +195,18 @@ func (o *options) validate() error {
 			}
 		}
 	case o.describe:
-		if len(o.groups) == 0 && !o.allGroups {
-			return usagef("Option [describe] takes one of these options: [all-groups], [group]")
+		if err := clikit.CheckGroupScope(o.groups, o.allGroups, "describe"); err != nil {
+			return err
 		}
-		k := 0
-		for _, b := range []bool{o.members, o.offsets, o.stateSet} {
-			if b {
-				k++
-			}
-		}
-		if k > 1 {
+		if clikit.Count(o.members, o.offsets, o.stateSet) > 1 {
 			return usagef("Option [describe] takes at most one of these options: [members], [offsets], [state]")
 		}
 		if o.stateSet && o.state != "" {
 			return usagef("Option [describe] does not take a value for [state]")
 		}
 	case o.deleteGroups:
-		if len(o.groups) == 0 && !o.allGroups {
-			return usagef("Option [delete] takes one of these options: [all-groups], [group]")
+		if err := clikit.CheckGroupScope(o.groups, o.allGroups, "delete"); err != nil {
+			return err
 		}
 		if len(o.topics) > 0 {
 			return usagef("The consumer does not support topic-specific offset deletion from a consumer group.")
@@ -247,21 +218,18 @@ func (o *options) validate() error {
 		if o.allGroups {
 			return usagef("Option [delete-offsets] does not take [all-groups]")
 		}
-		if _, err := parseTopicArgs(o.topics); err != nil {
+		if _, err := clikit.ParseTopicArgs(o.topics); err != nil {
 			return err
 		}
 	case o.resetOffsets:
 		if o.dryRun && o.execute {
 			return usagef("Option [reset-offsets] only accepts one of [execute] and [dry-run]")
 		}
-		if len(o.groups) == 0 && !o.allGroups {
-			return usagef("Option [reset-offsets] takes one of these options: [all-groups], [group]")
+		if err := clikit.CheckGroupScope(o.groups, o.allGroups, "reset-offsets"); err != nil {
+			return err
 		}
-		if len(specs) == 0 {
-			return usagef("Option [reset-offsets] requires one of the following scenarios: [to-datetime], [by-duration], [to-earliest], [to-latest], [shift-by], [from-file], [to-current], [to-offset]")
-		}
-		if len(specs) > 1 {
-			return usagef("Option [reset-offsets] takes only one of the reset scenarios, got [%s]", strings.Join(specs, "], ["))
+		if err := clikit.CheckOneScenario(specs, true); err != nil {
+			return err
 		}
 		if o.fromFile == "" && !o.allTopics && len(o.topics) == 0 {
 			return usagef("One of the reset scopes should be defined: --all-topics, --topic.")
@@ -270,12 +238,12 @@ func (o *options) validate() error {
 			return usagef("Option [all-topics] can't be used along with option [topic]")
 		}
 		if len(o.topics) > 0 {
-			if _, err := parseTopicArgs(o.topics); err != nil {
+			if _, err := clikit.ParseTopicArgs(o.topics); err != nil {
 				return err
 			}
 		}
 		if o.ByDuration != "" {
-			if _, err := parseISODuration(o.ByDuration); err != nil {
+			if _, err := clikit.ParseISODuration(o.ByDuration); err != nil {
 				return err
 			}
 		}
@@ -289,17 +257,4 @@ func (o *options) resetSpecifiers() []string {
 		s = append(s, "from-file")
 	}
 	return s
-}
-
-func pick(b bool, yes, no string) string {
-	if b {
-		return yes
-	}
-	return no
-}
-
-// printErrf prints "Error: ..." on stderr (Kafka's printError, minus the
-// leading blank line).
-func (r *runner) printErrf(format string, args ...any) {
-	fmt.Fprintf(r.stderr, "Error: "+format+"\n", args...)
 }

@@ -4,9 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
-	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/muster-io/muster/internal/cli/clikit"
 )
 
 // deleteGroupsCmd implements --delete (--group ... | --all-groups) with
@@ -20,11 +19,7 @@ func (r *runner) deleteGroupsCmd(parent context.Context) error {
 		return err
 	}
 	sort.Strings(groups)
-	type failure struct {
-		Group string `json:"group"`
-		Error string `json:"error"`
-	}
-	deleted, failed := []string{}, []failure{}
+	deleted, failed := []string{}, []clikit.GroupFailure{}
 	if len(groups) > 0 {
 		ctx, cancel := r.cl.Ctx(parent)
 		defer cancel()
@@ -40,9 +35,9 @@ func (r *runner) deleteGroupsCmd(parent context.Context) error {
 				if e == nil {
 					e = fmt.Errorf("no result for group '%s'", g)
 				}
-				failed = append(failed, failure{g, errMessage(e)})
+				failed = append(failed, clikit.GroupFailure{Group: g, Error: clikit.ErrMessage(e)})
 			case res.Err != nil:
-				failed = append(failed, failure{g, deleteErrText(res.Err, res.ErrMessage)})
+				failed = append(failed, clikit.GroupFailure{Group: g, Error: clikit.DeleteErrText(res.Err, res.ErrMessage)})
 			default:
 				deleted = append(deleted, g)
 			}
@@ -50,38 +45,11 @@ func (r *runner) deleteGroupsCmd(parent context.Context) error {
 	}
 	if r.json() {
 		if err := writeJSON(r.stdout, struct {
-			Deleted []string  `json:"deleted"`
-			Failed  []failure `json:"failed"`
+			Deleted []string              `json:"deleted"`
+			Failed  []clikit.GroupFailure `json:"failed"`
 		}{deleted, failed}); err != nil {
 			return err
 		}
 	}
-	if len(failed) == 0 {
-		if !r.json() {
-			fmt.Fprintf(r.stdout, "Deletion of requested consumer groups ('%s') was successful.\n", strings.Join(deleted, ", "))
-		}
-		return nil
-	}
-	r.printErrf("Deletion of some consumer groups failed:")
-	for _, f := range failed {
-		fmt.Fprintf(r.stderr, "* Group '%s' could not be deleted due to: %s\n", f.Group, f.Error)
-	}
-	if len(deleted) > 0 && !r.json() {
-		fmt.Fprintf(r.stdout, "These consumer groups were deleted successfully: '%s'\n", strings.Join(deleted, "', '"))
-	}
-	return &reportedError{Msg: fmt.Sprintf("deletion of %d consumer groups failed", len(failed))}
-}
-
-// deleteErrText renders a per-group delete error like Kafka's exception text:
-// "<ExceptionLike>: message" becomes "ERROR_NAME: description" (kerr form),
-// preferring a broker-supplied message when present.
-func deleteErrText(err error, brokerMsg string) string {
-	if ke, ok := err.(*kerr.Error); ok {
-		msg := errMessage(ke)
-		if brokerMsg != "" {
-			msg = brokerMsg
-		}
-		return ke.Message + ": " + msg
-	}
-	return err.Error()
+	return clikit.ReportDeleteGroups(r.stdout, r.stderr, "consumer", deleted, failed, r.json())
 }

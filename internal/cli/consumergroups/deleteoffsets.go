@@ -6,45 +6,12 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/muster-io/muster/internal/cli/clikit"
 )
-
-// topicArg is one --topic value: "t" (Partitions nil: the whole topic) or
-// "t:0,1".
-type topicArg struct {
-	Topic      string
-	Partitions []int32
-}
-
-// parseTopicArgs parses --topic values like Kafka ("topic" or
-// "topic:p[,p...]").
-func parseTopicArgs(args []string) ([]topicArg, error) {
-	var out []topicArg
-	for _, a := range args {
-		topic, parts, hasParts := strings.Cut(a, ":")
-		if topic == "" {
-			return nil, usagef("Invalid topic arg '%s', expected topic name and partitions", a)
-		}
-		ta := topicArg{Topic: topic}
-		if hasParts {
-			if parts == "" || strings.Contains(parts, ":") {
-				return nil, usagef("Invalid topic arg '%s', expected topic name and partitions", a)
-			}
-			for _, p := range strings.Split(parts, ",") {
-				n, err := strconv.ParseInt(strings.TrimSpace(p), 10, 32)
-				if err != nil || n < 0 {
-					return nil, usagef("Invalid partition '%s' specified in topic arg '%s'", p, a)
-				}
-				ta.Partitions = append(ta.Partitions, int32(n))
-			}
-		}
-		out = append(out, ta)
-	}
-	return out, nil
-}
 
 // deleteOffsetsRow is one line of the TOPIC PARTITION STATUS table; Partition
 // nil is "Not Provided" (a --topic without partitions).
@@ -69,12 +36,12 @@ type deleteOffsetsRow struct {
 // the first partition error). Any error exits 1.
 func (r *runner) deleteOffsetsCmd(parent context.Context) error {
 	group := r.o.groups[0]
-	args, _ := parseTopicArgs(r.o.topics) // validated already
+	args, _ := clikit.ParseTopicArgs(r.o.topics) // validated already
 
 	// Expand whole topics to their partitions via metadata.
 	var whole []string
 	for _, a := range args {
-		if a.Partitions == nil {
+		if a.Whole() {
 			whole = appendUnique(whole, a.Topic)
 		}
 	}
@@ -101,8 +68,10 @@ func (r *runner) deleteOffsetsCmd(parent context.Context) error {
 	}
 	req := make(kadm.TopicsSet)
 	for _, a := range args {
-		if a.Partitions != nil {
-			req.Add(a.Topic, a.Partitions...)
+		if !a.Whole() {
+			if len(a.Partitions) > 0 { // "t:," lists no partition, as in Kafka
+				req.Add(a.Topic, a.Partitions...)
+			}
 		} else if topicErr[a.Topic] == nil {
 			req.Add(a.Topic, wholeParts[a.Topic]...)
 		}
@@ -118,13 +87,13 @@ func (r *runner) deleteOffsetsCmd(parent context.Context) error {
 		groupErr = err
 	}
 	if groupErr != nil {
-		msg := "Deletion of offsets failed due to: " + errMessage(groupErr)
+		msg := "Deletion of offsets failed due to: " + clikit.ErrMessage(groupErr)
 		if r.json() {
-			if err := writeJSON(r.stdout, deleteOffsetsJSON{Group: group, Error: ptr(errMessage(groupErr)), Partitions: []deleteOffsetsRow{}}); err != nil {
+			if err := writeJSON(r.stdout, deleteOffsetsJSON{Group: group, Error: ptr(clikit.ErrMessage(groupErr)), Partitions: []deleteOffsetsRow{}}); err != nil {
 				return err
 			}
 		}
-		r.printErrf("%s", msg)
+		clikit.PrintError(r.stderr, "%s", msg)
 		return &reportedError{Msg: msg}
 	}
 
@@ -149,13 +118,13 @@ func (r *runner) deleteOffsetsCmd(parent context.Context) error {
 		seen[key] = true
 		rw := deleteOffsetsRow{Topic: t, Partition: p, Status: "Successful"}
 		if err != nil {
-			rw.Status = "Error: " + errMessage(err)
-			rw.Error = ptr(errMessage(err))
+			rw.Status = "Error: " + clikit.ErrMessage(err)
+			rw.Error = ptr(clikit.ErrMessage(err))
 		}
 		rows = append(rows, rw)
 	}
 	for _, a := range args {
-		if a.Partitions == nil {
+		if a.Whole() {
 			err := topicErr[a.Topic]
 			if err == nil {
 				ps := append([]int32(nil), wholeParts[a.Topic]...)
@@ -209,7 +178,7 @@ func (r *runner) deleteOffsetsCmd(parent context.Context) error {
 	}
 	if failed > 0 {
 		msg := fmt.Sprintf("Deletion of offsets failed for %d of %d topic partitions.", failed, len(rows))
-		r.printErrf("%s", msg)
+		clikit.PrintError(r.stderr, "%s", msg)
 		return &reportedError{Msg: msg}
 	}
 	return nil

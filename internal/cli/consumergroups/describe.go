@@ -10,44 +10,30 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/muster-io/muster/internal/cli/clikit"
 )
 
-// topicPartition is a (topic, partition) pair; Partition -1 means "not
-// provided" (a whole topic) in --delete-offsets results.
-type topicPartition struct {
-	Topic     string `json:"topic"`
-	Partition int32  `json:"partition"`
-}
-
-func sortTPs(tps []topicPartition) {
-	sort.Slice(tps, func(i, j int) bool {
-		if tps[i].Topic != tps[j].Topic {
-			return tps[i].Topic < tps[j].Topic
-		}
-		return tps[i].Partition < tps[j].Partition
-	})
-}
-
-func tpsFromSet(s kadm.TopicsSet) []topicPartition {
-	var out []topicPartition
+func tpsFromSet(s kadm.TopicsSet) []clikit.TopicPartition {
+	var out []clikit.TopicPartition
 	for t, ps := range s {
 		for p := range ps {
-			out = append(out, topicPartition{t, p})
+			out = append(out, clikit.TopicPartition{Topic: t, Partition: p})
 		}
 	}
-	sortTPs(out)
+	clikit.SortTopicPartitions(out)
 	return out
 }
 
 // memberDesc is one group member, classic or KIP-848.
 type memberDesc struct {
-	MemberID         string           `json:"member_id"`
-	GroupInstanceID  *string          `json:"group_instance_id"`
-	ClientID         string           `json:"client_id"`
-	Host             string           `json:"host"`
-	MemberEpoch      *int32           `json:"member_epoch"`
-	Assignment       []topicPartition `json:"assignment"`
-	TargetAssignment []topicPartition `json:"target_assignment"`
+	MemberID         string                  `json:"member_id"`
+	GroupInstanceID  *string                 `json:"group_instance_id"`
+	ClientID         string                  `json:"client_id"`
+	Host             string                  `json:"host"`
+	MemberEpoch      *int32                  `json:"member_epoch"`
+	Assignment       []clikit.TopicPartition `json:"assignment"`
+	TargetAssignment []clikit.TopicPartition `json:"target_assignment"`
 }
 
 // coordinator identifies the group coordinator broker.
@@ -173,8 +159,8 @@ func (r *runner) fetchCommitted(parent context.Context, group string) (kadm.Offs
 
 // listOffsets lists start (earliest) or end (latest) offsets for the topics of
 // tps; a partition absent from the answer is absent from the map.
-func (r *runner) listOffsets(parent context.Context, tps []topicPartition, end bool) (map[topicPartition]int64, error) {
-	out := make(map[topicPartition]int64)
+func (r *runner) listOffsets(parent context.Context, tps []clikit.TopicPartition, end bool) (map[clikit.TopicPartition]int64, error) {
+	out := make(map[clikit.TopicPartition]int64)
 	if len(tps) == 0 {
 		return out, nil
 	}
@@ -199,7 +185,7 @@ func (r *runner) listOffsets(parent context.Context, tps []topicPartition, end b
 	return out, nil
 }
 
-func topicsOf(tps []topicPartition) []string {
+func topicsOf(tps []clikit.TopicPartition) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, tp := range tps {
@@ -225,27 +211,27 @@ func (r *runner) collectOffsets(ctx context.Context, gd *groupDesc) ([]offsetRow
 	members := append([]memberDesc(nil), gd.Members...)
 	sort.SliceStable(members, func(i, j int) bool { return len(members[i].Assignment) > len(members[j].Assignment) })
 	var rows []offsetRow
-	assigned := map[topicPartition]bool{}
+	assigned := map[clikit.TopicPartition]bool{}
 	for _, m := range members {
 		for _, tp := range m.Assignment {
 			assigned[tp] = true
 			rows = append(rows, offsetRow{Topic: tp.Topic, Partition: tp.Partition, ConsumerID: m.MemberID, Host: m.Host, ClientID: m.ClientID})
 		}
 	}
-	var unassigned []topicPartition
+	var unassigned []clikit.TopicPartition
 	committed.Each(func(o kadm.OffsetResponse) {
-		tp := topicPartition{o.Topic, o.Partition}
+		tp := clikit.TopicPartition{Topic: o.Topic, Partition: o.Partition}
 		if !assigned[tp] {
 			unassigned = append(unassigned, tp)
 		}
 	})
-	sortTPs(unassigned)
+	clikit.SortTopicPartitions(unassigned)
 	for _, tp := range unassigned {
-		rows = append(rows, offsetRow{Topic: tp.Topic, Partition: tp.Partition, ConsumerID: missing, Host: missing, ClientID: missing})
+		rows = append(rows, offsetRow{Topic: tp.Topic, Partition: tp.Partition, ConsumerID: clikit.Missing, Host: clikit.Missing, ClientID: clikit.Missing})
 	}
-	tps := make([]topicPartition, len(rows))
+	tps := make([]clikit.TopicPartition, len(rows))
 	for i, rw := range rows {
-		tps[i] = topicPartition{rw.Topic, rw.Partition}
+		tps[i] = clikit.TopicPartition{Topic: rw.Topic, Partition: rw.Partition}
 	}
 	ends, err := r.listOffsets(ctx, tps, true)
 	if err != nil {
@@ -253,7 +239,7 @@ func (r *runner) collectOffsets(ctx context.Context, gd *groupDesc) ([]offsetRow
 	}
 	for i := range rows {
 		rw := &rows[i]
-		tp := topicPartition{rw.Topic, rw.Partition}
+		tp := clikit.TopicPartition{Topic: rw.Topic, Partition: rw.Partition}
 		if c, ok := committed.Lookup(rw.Topic, rw.Partition); ok && c.At >= 0 {
 			rw.CurrentOffset = ptr(c.At)
 			rw.Metadata = ptr(c.Metadata)
@@ -346,7 +332,7 @@ func (r *runner) describeConsumerProtocol(ctx context.Context, groups []string) 
 			names[td.ID] = td.Topic
 		}
 	}
-	conv := func(a kmsg.Assignment) []topicPartition {
+	conv := func(a kmsg.Assignment) []clikit.TopicPartition {
 		s := make(kadm.TopicsSet)
 		for _, tp := range a.TopicPartitions {
 			t := tp.Topic

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/muster-io/muster/internal/cli/clikit"
 )
 
 // describeView is the --describe sub-action.
@@ -63,11 +65,11 @@ func (r *runner) describeCmd(ctx context.Context) error {
 		switch {
 		case gd.Err != nil:
 			failed++
-			r.printErrf("Describing consumer group '%s' failed due to %s", g, errMessage(gd.Err))
+			clikit.PrintError(r.stderr, "Describing consumer group '%s' failed due to %s", g, clikit.ErrMessage(gd.Err))
 			continue
 		case !gd.Exists:
 			failed++
-			r.printErrf("Consumer group '%s' does not exist.", g)
+			clikit.PrintError(r.stderr, "Consumer group '%s' does not exist.", g)
 			continue
 		}
 		r.stateNotice(gd)
@@ -132,10 +134,10 @@ func toJSON(gd *groupDesc, rows []offsetRow, view describeView) describedGroupJS
 		d.GroupEpoch, d.TargetAssignmentEpoch = gd.GroupEpoch, gd.AssignmentEpoch
 		for _, m := range gd.Members {
 			if m.Assignment == nil {
-				m.Assignment = []topicPartition{}
+				m.Assignment = []clikit.TopicPartition{}
 			}
 			if m.TargetAssignment == nil && gd.Type == "consumer" {
-				m.TargetAssignment = []topicPartition{}
+				m.TargetAssignment = []clikit.TopicPartition{}
 			}
 			d.Members = append(d.Members, m)
 		}
@@ -184,17 +186,17 @@ func (r *runner) offsetLines(gd *groupDesc, rows []offsetRow) []string {
 	}
 	lines := []string{row(widths, header...)}
 	for _, rw := range rows {
-		cols := []string{gd.Group, rw.Topic, strconv.Itoa(int(rw.Partition)), optInt(rw.CurrentOffset)}
+		cols := []string{gd.Group, rw.Topic, strconv.Itoa(int(rw.Partition)), clikit.OptInt(rw.CurrentOffset)}
 		if verbose {
-			le := missing
+			le := clikit.Missing
 			if rw.LeaderEpoch != nil {
 				le = strconv.Itoa(int(*rw.LeaderEpoch))
 			}
 			cols = append(cols, le)
 		}
-		cols = append(cols, optInt(rw.LogEndOffset), optInt(rw.Lag), rw.ConsumerID, rw.Host, rw.ClientID)
+		cols = append(cols, clikit.OptInt(rw.LogEndOffset), clikit.OptInt(rw.Lag), rw.ConsumerID, rw.Host, rw.ClientID)
 		if verbose {
-			md := missing
+			md := clikit.Missing
 			if rw.Metadata != nil && *rw.Metadata != "" {
 				md = *rw.Metadata
 			}
@@ -207,9 +209,9 @@ func (r *runner) offsetLines(gd *groupDesc, rows []offsetRow) []string {
 
 // formatAssignment renders "topic(0,1), other(2)" sorted by topic and
 // partition, or "-" when empty.
-func formatAssignment(tps []topicPartition) string {
+func formatAssignment(tps []clikit.TopicPartition) string {
 	if len(tps) == 0 {
-		return missing
+		return clikit.Missing
 	}
 	byTopic := map[string][]int{}
 	var topics []string
@@ -284,11 +286,11 @@ func (r *runner) memberLines(gd *groupDesc) []string {
 		}
 		cols = append(cols, m.Host, m.ClientID, strconv.Itoa(len(m.Assignment)))
 		if verbose && kip848 {
-			epoch := missing
+			epoch := clikit.Missing
 			if m.MemberEpoch != nil {
 				epoch = strconv.Itoa(int(*m.MemberEpoch))
 			}
-			tgtEpoch := missing
+			tgtEpoch := clikit.Missing
 			if gd.AssignmentEpoch != nil {
 				tgtEpoch = strconv.Itoa(int(*gd.AssignmentEpoch))
 			}
@@ -314,7 +316,7 @@ func (r *runner) stateLines(gd *groupDesc) []string {
 	header := []string{"GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE"}
 	strategy := gd.AssignmentStrategy
 	if strategy == "" {
-		strategy = missing
+		strategy = clikit.Missing
 	}
 	cols := []string{gd.Group, coord, strategy, gd.State}
 	if r.o.Verbose && gd.Type == "consumer" {

@@ -2,10 +2,13 @@ package consumergroups
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/muster-io/muster/internal/cli/clikit"
 )
 
 // Group states and types as Kafka spells them (ConsumerGroupState, GroupType).
@@ -14,47 +17,16 @@ var (
 	validTypes  = []string{"Consumer", "Classic"}
 )
 
-// parseStates parses a comma-separated, case-insensitive state list into
-// Kafka's canonical spelling.
-func parseStates(in string) ([]string, error) {
-	var out []string
-	for _, s := range strings.Split(in, ",") {
-		c := canonical(strings.TrimSpace(s), validStates)
-		if c == "" {
-			return nil, usagef("Invalid state list '%s'. Valid states are: %s", in, strings.Join(validStates, ", "))
-		}
-		out = appendUnique(out, c)
-	}
-	return out, nil
-}
+// parseStates parses a --state list (Kafka's groupStatesFromString).
+func parseStates(in string) ([]string, error) { return clikit.ParseNameList(in, validStates, "state") }
 
-// parseTypes parses a comma-separated, case-insensitive group type list.
-func parseTypes(in string) ([]string, error) {
-	var out []string
-	for _, s := range strings.Split(in, ",") {
-		c := canonical(strings.TrimSpace(s), validTypes)
-		if c == "" {
-			return nil, usagef("Invalid types list '%s'. Valid types are: %s", in, strings.Join(validTypes, ", "))
-		}
-		out = appendUnique(out, c)
-	}
-	return out, nil
-}
+// parseTypes parses a --type list (Kafka's consumerGroupTypesFromString).
+func parseTypes(in string) ([]string, error) { return clikit.ParseNameList(in, validTypes, "types") }
 
-func canonical(s string, valid []string) string {
-	for _, v := range valid {
-		if strings.EqualFold(s, v) {
-			return v
-		}
-	}
-	return ""
-}
-
+// appendUnique appends s unless ss holds it.
 func appendUnique(ss []string, s string) []string {
-	for _, x := range ss {
-		if x == s {
-			return ss
-		}
+	if slices.Contains(ss, s) {
+		return ss
 	}
 	return append(ss, s)
 }
@@ -62,7 +34,7 @@ func appendUnique(ss []string, s string) []string {
 // displayType renders a ListGroups group type ("classic") as Kafka's
 // GroupType does ("Classic").
 func displayType(t string) string {
-	if c := canonical(t, validTypes); c != "" {
+	if c := clikit.Canonical(t, validTypes); c != "" {
 		return c
 	}
 	if t == "" {
@@ -110,10 +82,10 @@ func (r *runner) listConsumerGroups(ctxp context.Context, states, types []string
 			continue
 		}
 		lg := listedGroup{Group: g.Group, Type: displayType(g.GroupType), State: g.State}
-		if len(states) > 0 && canonical(g.State, states) == "" {
+		if len(states) > 0 && clikit.Canonical(g.State, states) == "" {
 			continue
 		}
-		if len(types) > 0 && canonical(lg.Type, types) == "" {
+		if len(types) > 0 && clikit.Canonical(lg.Type, types) == "" {
 			continue
 		}
 		out = append(out, lg)

@@ -72,7 +72,7 @@ func (r *runner) resetOffsetsCmd(ctx context.Context) error {
 			switch gd.State {
 			case "Empty", "Dead":
 				res.planned = true
-				var offs map[topicPartition]int64
+				var offs map[clikit.TopicPartition]int64
 				offs, err = r.prepareReset(ctx, g, plan)
 				if err == nil && !dry {
 					err = r.commit(ctx, g, offs)
@@ -91,7 +91,7 @@ func (r *runner) resetOffsetsCmd(ctx context.Context) error {
 				}
 			default:
 				msg := fmt.Sprintf("Assignments can only be reset if the group '%s' is inactive, but the current state is %s.", g, gd.State)
-				r.printErrf("%s", msg)
+				clikit.PrintError(r.stderr, "%s", msg)
 				res.Error = ptr(msg)
 				failed++
 			}
@@ -100,8 +100,8 @@ func (r *runner) resetOffsetsCmd(ctx context.Context) error {
 			if _, ok := err.(*usageError); ok {
 				return err
 			}
-			r.printErrf("Resetting offsets of consumer group '%s' failed due to %s", g, errMessage(err))
-			res.Error = ptr(errMessage(err))
+			clikit.PrintError(r.stderr, "Resetting offsets of consumer group '%s' failed due to %s", g, clikit.ErrMessage(err))
+			res.Error = ptr(clikit.ErrMessage(err))
 			res.planned = false
 			failed++
 		}
@@ -154,20 +154,22 @@ func (r *runner) resetOffsetsCmd(ctx context.Context) error {
 // partitionsToReset resolves the scope: --all-topics (the group's committed
 // partitions), --topic (explicit partitions, or all partitions of the topic
 // from metadata; an unknown topic is an error).
-func (r *runner) partitionsToReset(ctx context.Context, group string) ([]topicPartition, error) {
-	var out []topicPartition
+func (r *runner) partitionsToReset(ctx context.Context, group string) ([]clikit.TopicPartition, error) {
+	var out []clikit.TopicPartition
 	if r.o.allTopics {
 		committed, err := r.fetchCommitted(ctx, group)
 		if err != nil {
 			return nil, err
 		}
-		committed.Each(func(o kadm.OffsetResponse) { out = append(out, topicPartition{o.Topic, o.Partition}) })
-		sortTPs(out)
+		committed.Each(func(o kadm.OffsetResponse) {
+			out = append(out, clikit.TopicPartition{Topic: o.Topic, Partition: o.Partition})
+		})
+		clikit.SortTopicPartitions(out)
 		return out, nil
 	}
-	args, _ := parseTopicArgs(r.o.topics)
-	seen := map[topicPartition]bool{}
-	addTP := func(tp topicPartition) {
+	args, _ := clikit.ParseTopicArgs(r.o.topics)
+	seen := map[clikit.TopicPartition]bool{}
+	addTP := func(tp clikit.TopicPartition) {
 		if !seen[tp] {
 			seen[tp] = true
 			out = append(out, tp)
@@ -175,11 +177,11 @@ func (r *runner) partitionsToReset(ctx context.Context, group string) ([]topicPa
 	}
 	var whole []string
 	for _, a := range args {
-		if a.Partitions == nil {
+		if a.Whole() {
 			whole = appendUnique(whole, a.Topic)
 		}
 		for _, p := range a.Partitions {
-			addTP(topicPartition{a.Topic, p})
+			addTP(clikit.TopicPartition{Topic: a.Topic, Partition: p})
 		}
 	}
 	if len(whole) > 0 {
@@ -198,16 +200,16 @@ func (r *runner) partitionsToReset(ctx context.Context, group string) ([]topicPa
 				return nil, td.Err
 			}
 			for _, p := range td.Partitions.Numbers() {
-				addTP(topicPartition{t, p})
+				addTP(clikit.TopicPartition{Topic: t, Partition: p})
 			}
 		}
 	}
-	sortTPs(out)
+	clikit.SortTopicPartitions(out)
 	return out, nil
 }
 
 // prepareReset computes the new offsets for one group per the specifier.
-func (r *runner) prepareReset(ctx context.Context, group string, plan resetPlan) (map[topicPartition]int64, error) {
+func (r *runner) prepareReset(ctx context.Context, group string, plan resetPlan) (map[clikit.TopicPartition]int64, error) {
 	o := r.o
 	if o.fromFile != "" {
 		p, ok := plan[group]
@@ -223,7 +225,7 @@ func (r *runner) prepareReset(ctx context.Context, group string, plan resetPlan)
 	if err != nil {
 		return nil, err
 	}
-	out := map[topicPartition]int64{}
+	out := map[clikit.TopicPartition]int64{}
 	switch {
 	case o.ToOffsetSet:
 		for _, tp := range tps {
@@ -251,7 +253,7 @@ func (r *runner) prepareReset(ctx context.Context, group string, plan resetPlan)
 		for _, tp := range tps {
 			v, ok := listed[tp]
 			if !ok {
-				return nil, usagef("Error getting %s offset of topic partition: %s-%d", pick(o.ToLatest, "ending", "starting"), tp.Topic, tp.Partition)
+				return nil, usagef("Error getting %s offset of topic partition: %s-%d", clikit.Pick(o.ToLatest, "ending", "starting"), tp.Topic, tp.Partition)
 			}
 			out[tp] = v
 		}
@@ -261,7 +263,7 @@ func (r *runner) prepareReset(ctx context.Context, group string, plan resetPlan)
 		if err != nil {
 			return nil, err
 		}
-		var without []topicPartition
+		var without []clikit.TopicPartition
 		for _, tp := range tps {
 			if c, ok := committed.Lookup(tp.Topic, tp.Partition); ok && c.At >= 0 {
 				out[tp] = c.At
@@ -289,8 +291,11 @@ func (r *runner) prepareReset(ctx context.Context, group string, plan resetPlan)
 				return nil, err
 			}
 		} else {
-			d, _ := parseISODuration(o.ByDuration) // validated already
-			ts = r.env.Now().Add(-d).UnixMilli()
+			d, _ := clikit.ParseISODuration(o.ByDuration) // validated already
+			var ok bool
+			if ts, ok = d.MillisBefore(r.env.Now()); !ok {
+				return nil, fmt.Errorf("--by-duration %s reaches beyond the range of timestamps", o.ByDuration)
+			}
 		}
 		return r.offsetsForTime(ctx, tps, ts)
 	}
@@ -299,8 +304,8 @@ func (r *runner) prepareReset(ctx context.Context, group string, plan resetPlan)
 // offsetsForTime lists the first offset at or after ts (ListOffsets by
 // timestamp); partitions without such a record fall back to the log end
 // offset with Kafka's warning.
-func (r *runner) offsetsForTime(parent context.Context, tps []topicPartition, ts int64) (map[topicPartition]int64, error) {
-	out := map[topicPartition]int64{}
+func (r *runner) offsetsForTime(parent context.Context, tps []clikit.TopicPartition, ts int64) (map[clikit.TopicPartition]int64, error) {
+	out := map[clikit.TopicPartition]int64{}
 	if len(tps) == 0 {
 		return out, nil
 	}
@@ -325,12 +330,12 @@ func (r *runner) offsetsForTime(parent context.Context, tps []topicPartition, ts
 
 // clamp bounds requested offsets to [log start, log end] like Kafka's
 // checkOffsetsRange (with --verbose, a note is printed for each change).
-func (r *runner) clamp(ctx context.Context, req map[topicPartition]int64) (map[topicPartition]int64, error) {
-	tps := make([]topicPartition, 0, len(req))
+func (r *runner) clamp(ctx context.Context, req map[clikit.TopicPartition]int64) (map[clikit.TopicPartition]int64, error) {
+	tps := make([]clikit.TopicPartition, 0, len(req))
 	for tp := range req {
 		tps = append(tps, tp)
 	}
-	sortTPs(tps)
+	clikit.SortTopicPartitions(tps)
 	starts, err := r.listOffsets(ctx, tps, false)
 	if err != nil {
 		return nil, err
@@ -339,7 +344,7 @@ func (r *runner) clamp(ctx context.Context, req map[topicPartition]int64) (map[t
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[topicPartition]int64, len(req))
+	out := make(map[clikit.TopicPartition]int64, len(req))
 	for _, tp := range tps {
 		v := req[tp]
 		end, okEnd := ends[tp]
@@ -364,7 +369,7 @@ func (r *runner) clamp(ctx context.Context, req map[topicPartition]int64) (map[t
 }
 
 // commit writes the offsets with OffsetCommit as an admin (no member).
-func (r *runner) commit(parent context.Context, group string, offs map[topicPartition]int64) error {
+func (r *runner) commit(parent context.Context, group string, offs map[clikit.TopicPartition]int64) error {
 	if len(offs) == 0 {
 		return nil
 	}

@@ -142,20 +142,6 @@ func TestResetOffsetsExecuteExportFromFile(t *testing.T) {
 		"Error: Resetting offsets of consumer group 'group2' failed due to This server does not host this topic-partition.\n")
 }
 
-func TestParseHelpers(t *testing.T) {
-	for in, want := range map[string]int64{"PT7S": 7e9, "P1DT1H": (25 * 3600) * 1e9, "-PT1M": -60e9, "PT0.5S": 5e8, "pt2m": 120e9} {
-		d, err := parseISODuration(in)
-		if err != nil || int64(d) != want {
-			t.Errorf("parseISODuration(%q) = %v, %v; want %d", in, d, err, want)
-		}
-	}
-	for _, bad := range []string{"", "P", "PT", "1h", "P1H", "PT1X"} {
-		if _, err := parseISODuration(bad); err == nil {
-			t.Errorf("parseISODuration(%q) accepted", bad)
-		}
-	}
-}
-
 func TestCommandConfigFile(t *testing.T) {
 	f := newFixture(t)
 	cfg := filepath.Join(t.TempDir(), "client.properties")

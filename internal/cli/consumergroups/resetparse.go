@@ -3,53 +3,15 @@ package consumergroups
 import (
 	"bufio"
 	"io"
-	"math"
-	"regexp"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/muster-io/muster/internal/cli/clikit"
 )
-
-var isoDuration = regexp.MustCompile(`(?i)^([-+]?)P(?:([-+]?[0-9]+)D)?(?:T(?:([-+]?[0-9]+)H)?(?:([-+]?[0-9]+)M)?(?:([-+]?[0-9]+)(?:[.,]([0-9]{0,9}))?S)?)?$`)
-
-// parseISODuration parses an ISO-8601 duration as java.time.Duration.parse
-// does: [-]PnDTnHnMn.nS (days are 24 hours).
-func parseISODuration(s string) (time.Duration, error) {
-	m := isoDuration.FindStringSubmatch(strings.TrimSpace(s))
-	if m == nil || strings.EqualFold(strings.TrimLeft(s, "+-"), "P") || strings.HasSuffix(strings.ToUpper(s), "T") {
-		return 0, usagef("Invalid duration '%s'. Format: 'PnDTnHnMnS'", s)
-	}
-	var total float64
-	unit := []time.Duration{24 * time.Hour, time.Hour, time.Minute, time.Second}
-	for i, g := range m[2:6] {
-		if g == "" {
-			continue
-		}
-		n, err := strconv.ParseInt(g, 10, 64)
-		if err != nil {
-			return 0, usagef("Invalid duration '%s'. Format: 'PnDTnHnMnS'", s)
-		}
-		total += float64(n) * float64(unit[i])
-	}
-	if frac := m[6]; frac != "" {
-		ns, _ := strconv.ParseInt((frac + "000000000")[:9], 10, 64)
-		if strings.HasPrefix(m[5], "-") {
-			ns = -ns
-		}
-		total += float64(ns)
-	}
-	if m[1] == "-" {
-		total = -total
-	}
-	if math.Abs(total) > math.MaxInt64 {
-		return 0, usagef("Invalid duration '%s': out of range", s)
-	}
-	return time.Duration(total), nil
-}
 
 // resetPlan is a --from-file plan: group ("" for the 3-column format) to
 // partition offsets.
-type resetPlan map[string]map[topicPartition]int64
+type resetPlan map[string]map[clikit.TopicPartition]int64
 
 // parseResetPlan reads Kafka's export CSV: "topic,partition,offset" lines
 // (single group) or "group,topic,partition,offset" lines. Blank lines are
@@ -79,9 +41,9 @@ func parseResetPlan(rd io.Reader) (resetPlan, error) {
 			return nil, usagef("Invalid reset plan line %d '%s'", n, line)
 		}
 		if plan[group] == nil {
-			plan[group] = map[topicPartition]int64{}
+			plan[group] = map[clikit.TopicPartition]int64{}
 		}
-		plan[group][topicPartition{f[0], int32(p)}] = off
+		plan[group][clikit.TopicPartition{Topic: f[0], Partition: int32(p)}] = off
 	}
 	return plan, sc.Err()
 }

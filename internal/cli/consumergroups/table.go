@@ -4,13 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/muster-io/muster/internal/cli/clikit"
 )
-
-// missing is what Kafka prints for an absent value.
-const missing = "-"
 
 // row formats cols like Java's "%-W1s %-W2s ... %s" (see clikit.Row).
 func row(widths []int, cols ...string) string { return clikit.Row(widths, cols...) }
@@ -24,14 +20,6 @@ func maxLen(min int, ss ...string) int {
 		}
 	}
 	return min
-}
-
-// optInt renders a value or "-" when absent.
-func optInt(v *int64) string {
-	if v == nil {
-		return missing
-	}
-	return strconv.FormatInt(*v, 10)
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -51,5 +39,5 @@ func errString(err error) *string {
 	if err == nil {
 		return nil
 	}
-	return ptr(errMessage(err))
+	return ptr(clikit.ErrMessage(err))
 }

@@ -19,7 +19,7 @@ func TestListAndDescribe(t *testing.T) {
 
 	f.run("--list").Expect(t, 0, "app\n", "")
 	f.run("--list", "--state").Expect(t, 0, lines("GROUP           STATE", "app             Stable"), "")
-	f.run("--list", "--state", "Empty,not_ready").Expect(t, 0, "GROUP           STATE\n", "")
+	f.run("--list", "--state", "Empty,notready").Expect(t, 0, "GROUP           STATE\n", "")
 
 	f.run("--describe", "--group", "app").Expect(t, 0, lines(
 		"GROUP           TOPIC           PARTITION       OFFSET-LAG",

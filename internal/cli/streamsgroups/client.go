@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/muster-io/muster/internal/cli/clikit"
@@ -86,14 +85,7 @@ func (a *admin) describe(parent context.Context, group string, withTopology bool
 // groupErr is the group-level error of a describe result, with the
 // broker's message when present.
 func (g *describedGroup) groupErr() error {
-	err := kerr.ErrorForCode(g.ErrorCode)
-	if err == nil {
-		return nil
-	}
-	if g.ErrorMessage != nil && *g.ErrorMessage != "" {
-		return fmt.Errorf("%w: %s", err, *g.ErrorMessage)
-	}
-	return err
+	return clikit.NewBrokerError(g.ErrorCode, g.ErrorMessage)
 }
 
 // listStreamsGroups lists streams groups (ListGroups v5 type filter
@@ -110,7 +102,7 @@ func (a *admin) listStreamsGroups(parent context.Context, states []string) ([]ka
 		if !strings.EqualFold(g.GroupType, "streams") {
 			continue
 		}
-		if len(states) > 0 && canonicalState(g.State, states) == "" {
+		if len(states) > 0 && clikit.Canonical(g.State, states) == "" {
 			continue
 		}
 		out = append(out, g)

@@ -3,8 +3,6 @@ package streamsgroups
 import (
 	"context"
 	"io"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,10 +10,6 @@ import (
 
 	"github.com/muster-io/muster/internal/cli/clikit"
 )
-
-// flagNoValue is the NoOptDefVal of --state (an optional-value flag, like
-// Kafka's joptsimple option).
-const flagNoValue = "*" // shown in --help as [="*"]: any state
 
 // options are the parsed flags.
 type options struct {
@@ -66,8 +60,7 @@ func newCommand(e env) *cobra.Command {
 	f.StringArrayVar(&o.inputTopics, "input-topic", nil, "Input topic to act on, optionally with partitions: topic1:0,1,2 (repeatable).")
 	f.BoolVar(&o.allInputTopics, "all-input-topics", false, "Consider all input topics of the group.")
 
-	f.StringVar(&o.state, "state", "", "With --describe: show the group state. With --list: show states, optionally filtered (e.g. --state=Stable,Empty).")
-	f.Lookup("state").NoOptDefVal = flagNoValue
+	clikit.OptionalStringFlag(f, &o.state, "state", "With --describe: show the group state. With --list: show states, optionally filtered (e.g. --state=Stable,Empty).")
 	f.BoolVar(&o.offsets, "offsets", false, "Describe the group's input partitions with offset lag (default describe view).")
 	f.BoolVar(&o.members, "members", false, "Describe the members of the group.")
 	f.BoolVar(&o.topology, "topology", false, "Describe the group's topology description (KIP-1331).")
@@ -78,7 +71,7 @@ func newCommand(e env) *cobra.Command {
 	f.BoolVar(&o.export, "export", false, "With --reset-offsets: print the new offsets as CSV (topic,partition,offset; group first with several groups).")
 	o.ResetScenario.AddFlags(f, "Reset offsets shifting current offset by 'n' (positive or negative).")
 
-	clikit.Wire(cmd, failedPrefix, errMessage, func(c *cobra.Command, args []string) error {
+	clikit.Wire(cmd, failedPrefix, clikit.ErrMessage, func(c *cobra.Command, args []string) error {
 		return run(c.Context(), c, o, e, args)
 	})
 	return cmd
@@ -128,11 +121,8 @@ type runner struct {
 // finish records optional-value flags and lets "--state Stable" (value
 // after a blank) work as in Kafka.
 func (o *options) finish(f *pflag.FlagSet, args []string) error {
-	o.stateSet = f.Changed("state")
+	o.stateSet = clikit.OptionalValue(f, &o.state, "state")
 	o.ResetScenario.Finish(f)
-	if o.state == flagNoValue {
-		o.state = ""
-	}
 	for _, a := range args {
 		if o.list && o.stateSet && o.state == "" {
 			o.state = a
@@ -143,37 +133,24 @@ func (o *options) finish(f *pflag.FlagSet, args []string) error {
 	return nil
 }
 
-func count(bs ...bool) int {
-	n := 0
-	for _, b := range bs {
-		if b {
-			n++
-		}
-	}
-	return n
-}
-
 func (o *options) validate() error {
-	if count(o.list, o.describe, o.deleteGroups, o.deleteOffsets, o.resetOffsets) != 1 {
-		return usagef("Command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets")
+	if err := clikit.ExactlyOneAction(o.list, o.describe, o.deleteGroups, o.deleteOffsets, o.resetOffsets); err != nil {
+		return err
 	}
-	if strings.TrimSpace(o.Bootstrap) == "" {
-		return usagef("Missing required argument \"[bootstrap-server]\"")
+	if err := o.ConnFlags.Validate(); err != nil {
+		return err
 	}
-	if o.TimeoutMs <= 0 {
-		return usagef("Option [timeout] must be positive, got %d", o.TimeoutMs)
-	}
-	if len(o.groups) > 0 && o.allGroups {
-		return usagef("Option [group] can't be used along with option [all-groups]")
+	if err := clikit.CheckGroupScope(o.groups, o.allGroups, ""); err != nil {
+		return err
 	}
 	if o.list && (len(o.groups) > 0 || o.allGroups) {
-		return usagef("Option [%s] can't be used along with option [list]", pick(o.allGroups, "all-groups", "group"))
+		return usagef("Option [%s] can't be used along with option [list]", clikit.Pick(o.allGroups, "all-groups", "group"))
 	}
 	if (len(o.inputTopics) > 0 || o.allInputTopics) && !o.resetOffsets && !o.deleteOffsets {
-		return usagef("Option [%s] can only be used with options [reset-offsets] or [delete-offsets]", pick(o.allInputTopics, "all-input-topics", "input-topic"))
+		return usagef("Option [%s] can only be used with options [reset-offsets] or [delete-offsets]", clikit.Pick(o.allInputTopics, "all-input-topics", "input-topic"))
 	}
 	if (o.members || o.offsets || o.topology) && !o.describe {
-		return usagef("Option [%s] can only be used with option [describe]", pick(o.members, "members", pick(o.offsets, "offsets", "topology")))
+		return usagef("Option [%s] can only be used with option [describe]", clikit.Pick(o.members, "members", clikit.Pick(o.offsets, "offsets", "topology")))
 	}
 	if o.stateSet && !o.describe && !o.list {
 		return usagef("Option [state] can only be used with options [describe] or [list]")
@@ -196,50 +173,47 @@ func (o *options) validate() error {
 			}
 		}
 	case o.describe:
-		if len(o.groups) == 0 && !o.allGroups {
-			return usagef("Option [describe] takes one of these options: [all-groups], [group]")
+		if err := clikit.CheckGroupScope(o.groups, o.allGroups, "describe"); err != nil {
+			return err
 		}
-		if count(o.members, o.offsets, o.stateSet, o.topology) > 1 {
+		if clikit.Count(o.members, o.offsets, o.stateSet, o.topology) > 1 {
 			return usagef("Option [describe] takes at most one of these options: [members], [offsets], [state], [topology]")
 		}
 		if o.stateSet && o.state != "" {
 			return usagef("Option [describe] does not take a value for [state]")
 		}
 	case o.deleteGroups:
-		if len(o.groups) == 0 && !o.allGroups {
-			return usagef("Option [delete] takes one of these options: [all-groups], [group]")
+		if err := clikit.CheckGroupScope(o.groups, o.allGroups, "delete"); err != nil {
+			return err
 		}
 	case o.deleteOffsets:
 		if len(o.groups) != 1 {
 			return usagef("Option [delete-offsets] takes exactly one [group]")
 		}
-		if count(len(o.inputTopics) > 0, o.allInputTopics) != 1 {
+		if clikit.Count(len(o.inputTopics) > 0, o.allInputTopics) != 1 {
 			return usagef("Option [delete-offsets] takes one of these options: [all-input-topics], [input-topic]")
 		}
-		if _, err := parseTopicArgs(o.inputTopics); err != nil {
+		if _, err := clikit.ParseTopicArgs(o.inputTopics); err != nil {
 			return err
 		}
 	case o.resetOffsets:
 		if o.dryRun == o.execute {
 			return usagef("Option [reset-offsets] takes exactly one of these options: [dry-run], [execute]")
 		}
-		if len(o.groups) == 0 && !o.allGroups {
-			return usagef("Option [reset-offsets] takes one of these options: [all-groups], [group]")
+		if err := clikit.CheckGroupScope(o.groups, o.allGroups, "reset-offsets"); err != nil {
+			return err
 		}
-		if len(specs) == 0 {
-			return usagef("Option [reset-offsets] requires one of the following scenarios: [to-datetime], [by-duration], [to-earliest], [to-latest], [shift-by], [to-current], [to-offset]")
+		if err := clikit.CheckOneScenario(specs, false); err != nil {
+			return err
 		}
-		if len(specs) > 1 {
-			return usagef("Option [reset-offsets] takes only one of the reset scenarios, got [%s]", strings.Join(specs, "], ["))
-		}
-		if count(len(o.inputTopics) > 0, o.allInputTopics) != 1 {
+		if clikit.Count(len(o.inputTopics) > 0, o.allInputTopics) != 1 {
 			return usagef("Option [reset-offsets] takes one of these options: [all-input-topics], [input-topic]")
 		}
-		if _, err := parseTopicArgs(o.inputTopics); err != nil {
+		if _, err := clikit.ParseTopicArgs(o.inputTopics); err != nil {
 			return err
 		}
 		if o.ByDuration != "" {
-			if _, err := parseISODuration(o.ByDuration); err != nil {
+			if _, err := clikit.ParseISODuration(o.ByDuration); err != nil {
 				return err
 			}
 		}
@@ -253,39 +227,3 @@ func (o *options) validate() error {
 }
 
 func (o *options) resetSpecifiers() []string { return o.Specifiers() }
-
-func pick(b bool, yes, no string) string {
-	if b {
-		return yes
-	}
-	return no
-}
-
-// topicArg is one --input-topic: a topic and optionally its partitions.
-type topicArg struct {
-	topic      string
-	partitions []int32
-}
-
-// parseTopicArgs parses "topic" or "topic:0,1,2".
-func parseTopicArgs(args []string) ([]topicArg, error) {
-	var out []topicArg
-	for _, a := range args {
-		topic, parts, has := strings.Cut(a, ":")
-		if topic == "" {
-			return nil, usagef("Invalid topic arg '%s'", a)
-		}
-		ta := topicArg{topic: topic}
-		if has {
-			for _, p := range strings.Split(parts, ",") {
-				n, err := strconv.ParseInt(strings.TrimSpace(p), 10, 32)
-				if err != nil || n < 0 {
-					return nil, usagef("Invalid partition '%s' specified in topic arg '%s'", p, a)
-				}
-				ta.partitions = append(ta.partitions, int32(n))
-			}
-		}
-		out = append(out, ta)
-	}
-	return out, nil
-}

@@ -6,10 +6,11 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/muster-io/muster/internal/cli/clikit"
 )
 
 // deleteCmd implements --delete with DeleteGroups. Only streams groups are
@@ -24,19 +25,18 @@ func (r *runner) deleteCmd(parent context.Context) error {
 		return err
 	}
 	sort.Strings(groups)
-	type failure struct{ group, err string }
 	var deleted []string
-	var failed []failure
+	var failed []clikit.GroupFailure
 	var toDelete []string
 	for _, g := range groups {
 		d, err := r.cl.describe(parent, g, false)
 		switch {
 		case err != nil:
-			failed = append(failed, failure{g, errMessage(err)})
+			failed = append(failed, clikit.GroupFailure{Group: g, Error: clikit.ErrMessage(err)})
 		case d.groupErr() != nil && kerr.ErrorForCode(d.ErrorCode) == kerr.GroupIDNotFound:
-			failed = append(failed, failure{g, fmt.Sprintf("GROUP_ID_NOT_FOUND: Group '%s' is not a streams group or does not exist.", g)})
+			failed = append(failed, clikit.GroupFailure{Group: g, Error: fmt.Sprintf("GROUP_ID_NOT_FOUND: Group '%s' is not a streams group or does not exist.", g)})
 		case d.groupErr() != nil:
-			failed = append(failed, failure{g, errMessage(d.groupErr())})
+			failed = append(failed, clikit.GroupFailure{Group: g, Error: clikit.ErrMessage(d.groupErr())})
 		default:
 			toDelete = append(toDelete, g)
 		}
@@ -52,39 +52,16 @@ func (r *runner) deleteCmd(parent context.Context) error {
 			res, ok := resps[g]
 			switch {
 			case !ok:
-				failed = append(failed, failure{g, "no result from the broker"})
+				failed = append(failed, clikit.GroupFailure{Group: g, Error: "no result from the broker"})
 			case res.Err != nil:
-				failed = append(failed, failure{g, deleteErrText(res.Err, res.ErrMessage)})
+				failed = append(failed, clikit.GroupFailure{Group: g, Error: clikit.DeleteErrText(res.Err, res.ErrMessage)})
 			default:
 				deleted = append(deleted, g)
 			}
 		}
 	}
-	sort.Slice(failed, func(i, j int) bool { return failed[i].group < failed[j].group })
-	if len(failed) == 0 {
-		fmt.Fprintf(r.stdout, "Deletion of requested streams groups ('%s') was successful.\n", strings.Join(deleted, ", "))
-		return nil
-	}
-	fmt.Fprintln(r.stderr, "Error: Deletion of some streams groups failed:")
-	for _, f := range failed {
-		fmt.Fprintf(r.stderr, "* Group '%s' could not be deleted due to: %s\n", f.group, f.err)
-	}
-	if len(deleted) > 0 {
-		fmt.Fprintf(r.stdout, "These streams groups were deleted successfully: '%s'\n", strings.Join(deleted, "', '"))
-	}
-	return &reportedError{Msg: fmt.Sprintf("deletion of %d streams groups failed", len(failed))}
-}
-
-// deleteErrText renders "ERROR_NAME: message".
-func deleteErrText(err error, brokerMsg string) string {
-	if ke, ok := err.(*kerr.Error); ok {
-		msg := ke.Description
-		if brokerMsg != "" {
-			msg = brokerMsg
-		}
-		return ke.Message + ": " + msg
-	}
-	return err.Error()
+	sort.Slice(failed, func(i, j int) bool { return failed[i].Group < failed[j].Group })
+	return clikit.ReportDeleteGroups(r.stdout, r.stderr, "streams", deleted, failed, false)
 }
 
 // deleteOffsetsCmd implements --delete-offsets --group g (--input-topic
@@ -97,18 +74,18 @@ func (r *runner) deleteOffsetsCmd(parent context.Context) error {
 		return err
 	}
 	if d.State != "Empty" && d.State != "Dead" {
-		return reportf(r.stderr, "Deleting offsets of a streams group '%s' is forbidden if the group is not empty.", g)
+		return clikit.Reportf(r.stderr, "Deleting offsets of a streams group '%s' is forbidden if the group is not empty.", g)
 	}
 	tps, err := r.scopePartitions(parent, d)
 	if err != nil {
 		return err
 	}
 	if len(tps) == 0 {
-		return reportf(r.stderr, "Streams group '%s' has no committed offsets to delete.", g)
+		return clikit.Reportf(r.stderr, "Streams group '%s' has no committed offsets to delete.", g)
 	}
 	set := kadm.TopicsSet{}
 	for _, tp := range tps {
-		set.Add(tp.topic, tp.partition)
+		set.Add(tp.Topic, tp.Partition)
 	}
 	ctx, cancel := r.cl.Ctx(parent)
 	defer cancel()
@@ -120,11 +97,11 @@ func (r *runner) deleteOffsetsCmd(parent context.Context) error {
 	rows := [][]string{{"TOPIC", "PARTITION", "STATUS"}}
 	for _, tp := range tps {
 		status := "Successful"
-		if e, _ := resps.Lookup(tp.topic, tp.partition); e != nil {
-			status = "Error: " + errMessage(e)
+		if e, _ := resps.Lookup(tp.Topic, tp.Partition); e != nil {
+			status = "Error: " + clikit.ErrMessage(e)
 			failed++
 		}
-		rows = append(rows, []string{tp.topic, strconv.Itoa(int(tp.partition)), status})
+		rows = append(rows, []string{tp.Topic, strconv.Itoa(int(tp.Partition)), status})
 	}
 	if failed > 0 {
 		fmt.Fprintln(r.stderr, "Error: Encounter some partition level error, see the follow-up details:")
@@ -142,10 +119,10 @@ func (r *runner) deleteOffsetsCmd(parent context.Context) error {
 // --all-input-topics means every partition with a committed offset of the
 // group's input topics (or, without a topology, of any topic); an
 // --input-topic without partitions means all its partitions.
-func (r *runner) scopePartitions(parent context.Context, d *describedGroup) ([]topicPartition, error) {
+func (r *runner) scopePartitions(parent context.Context, d *describedGroup) ([]clikit.TopicPartition, error) {
 	ctx, cancel := r.cl.Ctx(parent)
 	defer cancel()
-	var out []topicPartition
+	var out []clikit.TopicPartition
 	if r.o.allInputTopics {
 		committed, err := r.cl.Adm.FetchOffsets(ctx, d.Group)
 		if err != nil {
@@ -157,20 +134,20 @@ func (r *runner) scopePartitions(parent context.Context, d *describedGroup) ([]t
 		}
 		committed.Each(func(o kadm.OffsetResponse) {
 			if o.Err == nil && (len(inputs) == 0 || inputs[o.Topic]) {
-				out = append(out, topicPartition{o.Topic, o.Partition})
+				out = append(out, clikit.TopicPartition{Topic: o.Topic, Partition: o.Partition})
 			}
 		})
-		sortTPs(out)
+		clikit.SortTopicPartitions(out)
 		return out, nil
 	}
-	args, _ := parseTopicArgs(r.o.inputTopics) // validated already
+	args, _ := clikit.ParseTopicArgs(r.o.inputTopics) // validated already
 	var whole []string
 	for _, a := range args {
-		if len(a.partitions) == 0 {
-			whole = append(whole, a.topic)
+		if a.Whole() {
+			whole = append(whole, a.Topic)
 		}
-		for _, p := range a.partitions {
-			out = append(out, topicPartition{a.topic, p})
+		for _, p := range a.Partitions {
+			out = append(out, clikit.TopicPartition{Topic: a.Topic, Partition: p})
 		}
 	}
 	if len(whole) > 0 {
@@ -184,10 +161,10 @@ func (r *runner) scopePartitions(parent context.Context, d *describedGroup) ([]t
 				return nil, fmt.Errorf("topic '%s' does not exist", t)
 			}
 			for p := range td.Partitions {
-				out = append(out, topicPartition{t, p})
+				out = append(out, clikit.TopicPartition{Topic: t, Partition: p})
 			}
 		}
 	}
-	sortTPs(out)
+	clikit.SortTopicPartitions(out)
 	return slices.Compact(out), nil
 }

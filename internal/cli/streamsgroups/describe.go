@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/muster-io/muster/internal/cli/clikit"
 )
 
 // describeCmd implements --describe with --offsets (default), --members or
@@ -42,7 +44,7 @@ func (r *runner) describeGroup(ctx context.Context, g string, withTopology bool)
 	}
 	if err := d.groupErr(); err != nil {
 		if errors.Is(err, kerr.GroupIDNotFound) {
-			return nil, reportf(r.stderr, "Streams group '%s' does not exist.", g)
+			return nil, clikit.Reportf(r.stderr, "Streams group '%s' does not exist.", g)
 		}
 		return nil, err
 	}
@@ -86,7 +88,7 @@ func (r *runner) emptyNotice(d *describedGroup) bool {
 // --verbose GROUP-EPOCH and TARGET-ASSIGNMENT-EPOCH come before #MEMBERS.
 func (r *runner) printState(d *describedGroup) {
 	r.emptyNotice(d)
-	assignor := missing
+	assignor := clikit.Missing
 	if d.AssignorName != nil && *d.AssignorName != "" {
 		assignor = *d.AssignorName
 	}
@@ -162,7 +164,7 @@ func (r *runner) printMembers(d *describedGroup) {
 			}
 		}
 		if asg == "" {
-			asg = missing
+			asg = clikit.Missing
 		}
 		if r.o.Verbose {
 			proto := "streams"
@@ -176,20 +178,6 @@ func (r *runner) printMembers(d *describedGroup) {
 		}
 	}
 	writeTable(r.stdout, rows)
-}
-
-type topicPartition struct {
-	topic     string
-	partition int32
-}
-
-func sortTPs(tps []topicPartition) {
-	sort.Slice(tps, func(i, j int) bool {
-		if tps[i].topic != tps[j].topic {
-			return tps[i].topic < tps[j].topic
-		}
-		return tps[i].partition < tps[j].partition
-	})
 }
 
 // inputTopics are the topics a streams group reads: source topics and
@@ -216,7 +204,7 @@ func inputTopics(d *describedGroup) []string {
 
 // offsetRow is one partition of --offsets.
 type offsetRow struct {
-	tp          topicPartition
+	tp          clikit.TopicPartition
 	committed   *int64
 	leaderEpoch *int32
 	end         *int64
@@ -232,8 +220,8 @@ func (r *runner) groupOffsets(parent context.Context, d *describedGroup) ([]offs
 	if err != nil {
 		return nil, err
 	}
-	rows := map[topicPartition]*offsetRow{}
-	get := func(tp topicPartition) *offsetRow {
+	rows := map[clikit.TopicPartition]*offsetRow{}
+	get := func(tp clikit.TopicPartition) *offsetRow {
 		if rows[tp] == nil {
 			rows[tp] = &offsetRow{tp: tp}
 		}
@@ -243,7 +231,7 @@ func (r *runner) groupOffsets(parent context.Context, d *describedGroup) ([]offs
 		if o.Err != nil || o.At < 0 {
 			return
 		}
-		row := get(topicPartition{o.Topic, o.Partition})
+		row := get(clikit.TopicPartition{Topic: o.Topic, Partition: o.Partition})
 		at, le := o.At, o.LeaderEpoch
 		row.committed, row.leaderEpoch = &at, &le
 	})
@@ -260,28 +248,21 @@ func (r *runner) groupOffsets(parent context.Context, d *describedGroup) ([]offs
 			if o.Err != nil {
 				return
 			}
-			row := get(topicPartition{o.Topic, o.Partition})
+			row := get(clikit.TopicPartition{Topic: o.Topic, Partition: o.Partition})
 			end := o.Offset
 			row.end = &end
 		})
 	}
 	var out []offsetRow
-	var tps []topicPartition
+	var tps []clikit.TopicPartition
 	for tp := range rows {
 		tps = append(tps, tp)
 	}
-	sortTPs(tps)
+	clikit.SortTopicPartitions(tps)
 	for _, tp := range tps {
 		out = append(out, *rows[tp])
 	}
 	return out, nil
-}
-
-func optInt64(v *int64) string {
-	if v == nil {
-		return missing
-	}
-	return strconv.FormatInt(*v, 10)
 }
 
 // printOffsets prints "GROUP TOPIC PARTITION OFFSET-LAG"; with --verbose
@@ -302,18 +283,18 @@ func (r *runner) printOffsets(ctx context.Context, d *describedGroup) error {
 		table[0] = []string{"GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LEADER-EPOCH", "LOG-END-OFFSET", "OFFSET-LAG"}
 	}
 	for _, row := range rows {
-		lag := missing
+		lag := clikit.Missing
 		if row.committed != nil && row.end != nil {
 			lag = strconv.FormatInt(max(*row.end-*row.committed, 0), 10)
 		}
 		if r.o.Verbose {
-			le := missing
+			le := clikit.Missing
 			if row.leaderEpoch != nil && *row.leaderEpoch >= 0 {
 				le = strconv.Itoa(int(*row.leaderEpoch))
 			}
-			table = append(table, []string{d.Group, row.tp.topic, strconv.Itoa(int(row.tp.partition)), optInt64(row.committed), le, optInt64(row.end), lag})
+			table = append(table, []string{d.Group, row.tp.Topic, strconv.Itoa(int(row.tp.Partition)), clikit.OptInt(row.committed), le, clikit.OptInt(row.end), lag})
 		} else {
-			table = append(table, []string{d.Group, row.tp.topic, strconv.Itoa(int(row.tp.partition)), lag})
+			table = append(table, []string{d.Group, row.tp.Topic, strconv.Itoa(int(row.tp.Partition)), lag})
 		}
 	}
 	writeTable(r.stdout, table)

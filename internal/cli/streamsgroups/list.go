@@ -3,42 +3,16 @@ package streamsgroups
 import (
 	"context"
 	"fmt"
-	"strings"
+
+	"github.com/muster-io/muster/internal/cli/clikit"
 )
 
 // validStates are the streams group states (Kafka's GroupState values for
 // GroupType.STREAMS), spelled as the broker reports them.
 var validStates = []string{"Empty", "NotReady", "Assigning", "Reconciling", "Stable", "Dead"}
 
-func normState(s string) string {
-	return strings.ToLower(strings.NewReplacer("_", "", " ", "").Replace(s))
-}
-
-// canonicalState returns the entry of valid matching s (case-insensitive,
-// ignoring '_' and blanks, so "not_ready" is "NotReady"), or "".
-func canonicalState(s string, valid []string) string {
-	for _, v := range valid {
-		if normState(s) == normState(v) {
-			return v
-		}
-	}
-	return ""
-}
-
-// parseStates parses a comma-separated state list.
-func parseStates(in string) ([]string, error) {
-	var out []string
-	for _, s := range strings.Split(in, ",") {
-		c := canonicalState(strings.TrimSpace(s), validStates)
-		if c == "" {
-			return nil, usagef("Invalid state list '%s'. Valid states are: %s", in, strings.Join(validStates, ", "))
-		}
-		if canonicalState(c, out) == "" {
-			out = append(out, c)
-		}
-	}
-	return out, nil
-}
+// parseStates parses a --state list (Kafka's groupStatesFromString).
+func parseStates(in string) ([]string, error) { return clikit.ParseNameList(in, validStates, "state") }
 
 // list implements --list [--state [s,...]]: ids one per line, or with
 // --state a "GROUP STATE" table (group column max(15, longest id) wide).

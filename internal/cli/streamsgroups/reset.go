@@ -28,14 +28,14 @@ func (r *runner) resetCmd(ctx context.Context) error {
 		offs, err := r.resetOne(ctx, g)
 		if err != nil {
 			if _, ok := err.(*reportedError); !ok {
-				fmt.Fprintf(r.stderr, "Error: Resetting offsets of streams group '%s' failed due to %s\n", g, errMessage(err))
+				fmt.Fprintf(r.stderr, "Error: Resetting offsets of streams group '%s' failed due to %s\n", g, clikit.ErrMessage(err))
 			}
 			failed++
 			continue
 		}
 		for _, o := range offs {
-			rows = append(rows, []string{g, o.tp.topic, strconv.Itoa(int(o.tp.partition)), strconv.FormatInt(o.offset, 10)})
-			line := fmt.Sprintf("%s,%d,%d", o.tp.topic, o.tp.partition, o.offset)
+			rows = append(rows, []string{g, o.tp.Topic, strconv.Itoa(int(o.tp.Partition)), strconv.FormatInt(o.offset, 10)})
+			line := fmt.Sprintf("%s,%d,%d", o.tp.Topic, o.tp.Partition, o.offset)
 			if r.o.allGroups || len(r.o.groups) > 1 {
 				line = g + "," + line
 			}
@@ -57,7 +57,7 @@ func (r *runner) resetCmd(ctx context.Context) error {
 }
 
 type newOffset struct {
-	tp     topicPartition
+	tp     clikit.TopicPartition
 	offset int64
 }
 
@@ -67,7 +67,7 @@ func (r *runner) resetOne(parent context.Context, g string) ([]newOffset, error)
 		return nil, err
 	}
 	if d.State != "Empty" && d.State != "Dead" {
-		return nil, reportf(r.stderr, "Assignments can only be reset if the group '%s' is inactive, but the current state is %s.", g, d.State)
+		return nil, clikit.Reportf(r.stderr, "Assignments can only be reset if the group '%s' is inactive, but the current state is %s.", g, d.State)
 	}
 	tps, err := r.scopePartitions(parent, d)
 	if err != nil {
@@ -81,9 +81,9 @@ func (r *runner) resetOne(parent context.Context, g string) ([]newOffset, error)
 	topics := map[string]bool{}
 	var names []string
 	for _, tp := range tps {
-		if !topics[tp.topic] {
-			topics[tp.topic] = true
-			names = append(names, tp.topic)
+		if !topics[tp.Topic] {
+			topics[tp.Topic] = true
+			names = append(names, tp.Topic)
 		}
 	}
 	starts, err := r.cl.Adm.ListStartOffsets(ctx, names...)
@@ -104,8 +104,11 @@ func (r *runner) resetOne(parent context.Context, g string) ([]newOffset, error)
 		if r.o.ToDatetime != "" {
 			ms, _ = clikit.ParseDateTime(r.o.ToDatetime, r.env.Loc)
 		} else {
-			dur, _ := parseISODuration(r.o.ByDuration)
-			ms = r.env.Now().Add(-dur).UnixMilli()
+			dur, _ := clikit.ParseISODuration(r.o.ByDuration) // validated already
+			var ok bool
+			if ms, ok = dur.MillisBefore(r.env.Now()); !ok {
+				return nil, fmt.Errorf("--by-duration %s reaches beyond the range of timestamps", r.o.ByDuration)
+			}
 		}
 		if byTime, err = r.cl.Adm.ListOffsetsAfterMilli(ctx, ms, names...); err != nil {
 			return nil, err
@@ -113,12 +116,12 @@ func (r *runner) resetOne(parent context.Context, g string) ([]newOffset, error)
 	}
 	var out []newOffset
 	for _, tp := range tps {
-		start, ok1 := starts.Lookup(tp.topic, tp.partition)
-		end, ok2 := ends.Lookup(tp.topic, tp.partition)
+		start, ok1 := starts.Lookup(tp.Topic, tp.Partition)
+		end, ok2 := ends.Lookup(tp.Topic, tp.Partition)
 		if !ok1 || !ok2 || start.Err != nil || end.Err != nil {
-			return nil, fmt.Errorf("partition %s-%d does not exist", tp.topic, tp.partition)
+			return nil, fmt.Errorf("partition %s-%d does not exist", tp.Topic, tp.Partition)
 		}
-		cur, hasCur := committed.Lookup(tp.topic, tp.partition)
+		cur, hasCur := committed.Lookup(tp.Topic, tp.Partition)
 		hasCur = hasCur && cur.Err == nil && cur.At >= 0
 		var target int64
 		switch {
@@ -135,12 +138,12 @@ func (r *runner) resetOne(parent context.Context, g string) ([]newOffset, error)
 			target = r.o.ToOffset
 		case r.o.ShiftBySet:
 			if !hasCur {
-				return nil, fmt.Errorf("cannot shift offset for partition %s-%d since there is no current committed offset", tp.topic, tp.partition)
+				return nil, fmt.Errorf("cannot shift offset for partition %s-%d since there is no current committed offset", tp.Topic, tp.Partition)
 			}
 			target = cur.At + r.o.ShiftBy
 		default: // --to-datetime / --by-duration
 			target = end.Offset
-			if o, ok := byTime.Lookup(tp.topic, tp.partition); ok && o.Err == nil && o.Offset >= 0 {
+			if o, ok := byTime.Lookup(tp.Topic, tp.Partition); ok && o.Err == nil && o.Offset >= 0 {
 				target = o.Offset
 			}
 		}
@@ -150,7 +153,7 @@ func (r *runner) resetOne(parent context.Context, g string) ([]newOffset, error)
 	if r.o.execute {
 		offs := kadm.Offsets{}
 		for _, o := range out {
-			offs.AddOffset(o.tp.topic, o.tp.partition, o.offset, -1)
+			offs.AddOffset(o.tp.Topic, o.tp.Partition, o.offset, -1)
 		}
 		resp, err := r.cl.Adm.CommitOffsets(ctx, g, offs)
 		if err != nil {

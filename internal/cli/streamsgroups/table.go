@@ -6,9 +6,6 @@ import (
 	"github.com/muster-io/muster/internal/cli/clikit"
 )
 
-// missing is what Kafka's tools print for an absent value.
-const missing = "-"
-
 // writeRow prints cols like Java's "%-W1s %-W2s ... %s" (see clikit.Row).
 var writeRow = clikit.WriteRow
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/muster-io/muster/internal/streams/topology"
+
+	"github.com/muster-io/muster/internal/cli/clikit"
 )
 
 // TopologyDescriptionStatus values of StreamsGroupDescribe v1 (KIP-1331).
@@ -53,25 +55,25 @@ func renderTopology(stdout, stderr io.Writer, d *describedGroup, format string) 
 		return err
 	}
 	if d.version < 1 {
-		return reportf(stderr, "The broker does not support topology descriptions (StreamsGroupDescribe v1, KIP-1331).")
+		return clikit.Reportf(stderr, "The broker does not support topology descriptions (StreamsGroupDescribe v1, KIP-1331).")
 	}
 	switch d.TopologyDescriptionStatus {
 	case statusAvailable:
 	case statusNotStored:
-		return reportf(stderr, "No topology description is stored for streams group '%s'.", d.Group)
+		return clikit.Reportf(stderr, "No topology description is stored for streams group '%s'.", d.Group)
 	case statusError:
-		return reportf(stderr, "The broker failed to fetch the topology description for streams group '%s'. See the broker logs for details.", d.Group)
+		return clikit.Reportf(stderr, "The broker failed to fetch the topology description for streams group '%s'. See the broker logs for details.", d.Group)
 	case statusNotRequested:
-		return reportf(stderr, "The broker did not return a topology description for streams group '%s' (status NOT_REQUESTED).", d.Group)
+		return clikit.Reportf(stderr, "The broker did not return a topology description for streams group '%s' (status NOT_REQUESTED).", d.Group)
 	default:
-		return reportf(stderr, "Unknown topology description status %d for streams group '%s'.", d.TopologyDescriptionStatus, d.Group)
+		return clikit.Reportf(stderr, "Unknown topology description status %d for streams group '%s'.", d.TopologyDescriptionStatus, d.Group)
 	}
 	desc, err := topology.FromDescribe(d.TopologyDescription)
 	if err != nil {
 		return fmt.Errorf("invalid topology description of streams group '%s': %w", d.Group, err)
 	}
 	if desc == nil {
-		return reportf(stderr, "The broker reported an available topology description for streams group '%s' but sent none.", d.Group)
+		return clikit.Reportf(stderr, "The broker reported an available topology description for streams group '%s' but sent none.", d.Group)
 	}
 	var out string
 	switch format {

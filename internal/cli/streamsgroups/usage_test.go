@@ -28,7 +28,9 @@ func TestUsageErrors(t *testing.T) {
 		{Name: "delete-offsets two groups", Args: []string{"--bootstrap-server", bs, "--delete-offsets", "--group", "a", "--group", "b", "--all-input-topics"}, Stderr: "Error: Option [delete-offsets] takes exactly one [group]\n"},
 		{Name: "delete-offsets no scope", Args: []string{"--bootstrap-server", bs, "--delete-offsets", "--group", "a"}, Stderr: "Error: Option [delete-offsets] takes one of these options: [all-input-topics], [input-topic]\n"},
 		{Name: "input-topic with describe", Args: []string{"--bootstrap-server", bs, "--describe", "--group", "g", "--input-topic", "t"}, Stderr: "Error: Option [input-topic] can only be used with options [reset-offsets] or [delete-offsets]\n"},
-		{Name: "bad partition", Args: []string{"--bootstrap-server", bs, "--delete-offsets", "--group", "g", "--input-topic", "t:x"}, Stderr: "Error: Invalid partition 'x' specified in topic arg 't:x'\n"},
+		{Name: "bad partition", Args: []string{"--bootstrap-server", bs, "--delete-offsets", "--group", "g", "--input-topic", "t:x"}, Stderr: "Error: Invalid partition 'x' specified in topic arg 't:x''\n"},
+		{Name: "topic arg without partitions", Args: []string{"--bootstrap-server", bs, "--delete-offsets", "--group", "g", "--input-topic", "t:"}, Stderr: "Error: Invalid topic arg 't:', expected topic name and partitions\n"},
+		{Name: "topic arg with two colons", Args: []string{"--bootstrap-server", bs, "--reset-offsets", "--group", "g", "--dry-run", "--to-earliest", "--input-topic", "t:1:2"}, Stderr: "Error: Invalid topic arg 't:1:2', expected topic name and partitions\n"},
 		{Name: "reset no mode", Args: []string{"--bootstrap-server", bs, "--reset-offsets", "--group", "g", "--all-input-topics", "--to-earliest"}, Stderr: "Error: Option [reset-offsets] takes exactly one of these options: [dry-run], [execute]\n"},
 		{Name: "reset no scenario", Args: []string{"--bootstrap-server", bs, "--reset-offsets", "--group", "g", "--all-input-topics", "--dry-run"}, Stderr: "Error: Option [reset-offsets] requires one of the following scenarios"},
 		{Name: "reset two scenarios", Args: []string{"--bootstrap-server", bs, "--reset-offsets", "--group", "g", "--all-input-topics", "--dry-run", "--to-earliest", "--to-latest"}, Stderr: "Error: Option [reset-offsets] takes only one of the reset scenarios, got [to-earliest], [to-latest]\n"},
@@ -45,18 +47,4 @@ func TestUsageErrors(t *testing.T) {
 
 func TestUnreachableBroker(t *testing.T) {
 	clikittest.CheckUnreachable(t, runCmd, "Error: Executing streams group command failed due to ")
-}
-
-func TestParseISODuration(t *testing.T) {
-	for in, want := range map[string]string{"PT1H": "1h0m0s", "P1DT2H3M4S": "26h3m4s", "PT0.5S": "500ms", "pt10m": "10m0s"} {
-		d, err := parseISODuration(in)
-		if err != nil || d.String() != want {
-			t.Errorf("%s: %v %v, want %s", in, d, err, want)
-		}
-	}
-	for _, in := range []string{"P", "PT", "1h", "P-1D", ""} {
-		if _, err := parseISODuration(in); err == nil {
-			t.Errorf("%q accepted", in)
-		}
-	}
 }

@@ -60,8 +60,7 @@ func TestDiskWriteFault(t *testing.T) {
 	e := &env{t: t, dir: dir, db: db, fs: storefault.Wrap(ps), timeout: time.Second}
 	cfg := coordinator.ConfigFrom(config.Defaults())
 	cfg.Shards = 1
-	e.rt = coordinator.NewRuntime(cfg, e.fs, coordinator.WallClock{}, slog.New(slog.DiscardHandler), 0, coordinator.RuntimeHooks{})
-	e.svc = &coordinator.Service{RT: e.rt, Cfg: cfg, Log: slog.New(slog.DiscardHandler), Extra: map[string]any{}}
+	e.rt, e.svc = newCoordinator(cfg, e.fs, slog.New(slog.DiscardHandler))
 	e.rt.Start()
 	e.waitReady()
 	if c := e.commit("g", 0, 1); c != 0 {
@@ -145,8 +144,7 @@ func TestDiskReadFault(t *testing.T) {
 	e := &env{t: t, dir: dir, db: db, fs: storefault.Wrap(ps)}
 	cfg := coordinator.ConfigFrom(config.Defaults())
 	cfg.Shards = 1
-	e.rt = coordinator.NewRuntime(cfg, e.fs, coordinator.WallClock{}, slog.New(slog.DiscardHandler), 0, coordinator.RuntimeHooks{})
-	e.svc = &coordinator.Service{RT: e.rt, Cfg: cfg, Log: slog.New(slog.DiscardHandler), Extra: map[string]any{}}
+	e.rt, e.svc = newCoordinator(cfg, e.fs, slog.New(slog.DiscardHandler))
 	e.rt.Start()
 	defer e.close()
 	for deadline := time.Now().Add(10 * time.Second); e.rt.ShardStatus()[0] != "failed"; {

@@ -16,6 +16,8 @@ import (
 
 	"github.com/muster-io/muster/internal/config"
 	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/coordinator/api"
+	"github.com/muster-io/muster/internal/coordinator/engine"
 	"github.com/muster-io/muster/internal/store"
 	"github.com/muster-io/muster/internal/store/storefault"
 )
@@ -35,8 +37,8 @@ type env struct {
 	dir string
 	db  *pebble.DB
 	fs  *storefault.Store
-	rt  *coordinator.Runtime
-	svc *coordinator.Service
+	rt  *api.Runtime
+	svc *api.Service
 	// timeout bounds each request (default 10 s).
 	timeout time.Duration
 }
@@ -55,8 +57,7 @@ func open(t *testing.T, dir string) *env {
 	cfg := coordinator.ConfigFrom(config.Defaults())
 	cfg.Shards = 1
 	log := slog.New(slog.DiscardHandler)
-	e.rt = coordinator.NewRuntime(cfg, e.fs, coordinator.WallClock{}, log, 0, coordinator.RuntimeHooks{})
-	e.svc = &coordinator.Service{RT: e.rt, Cfg: cfg, Log: log, Extra: map[string]any{}}
+	e.rt, e.svc = newCoordinator(cfg, e.fs, log)
 	e.rt.Start()
 	e.waitReady()
 	return e
@@ -97,7 +98,7 @@ func (e *env) commit(g string, p int32, offset int64) int16 {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	resp := e.svc.Handle(ctx, coordinator.Meta{APIVersion: 8}, req).(*kmsg.OffsetCommitResponse)
+	resp := e.svc.OffsetCommit(ctx, coordinator.Meta{APIVersion: 8}, req)
 	return resp.Topics[0].Partitions[0].ErrorCode
 }
 
@@ -111,7 +112,7 @@ func (e *env) fetch(g string) map[int32]int64 {
 	req.Groups = append(req.Groups, rg)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	resp := e.svc.Handle(ctx, coordinator.Meta{APIVersion: 8}, req).(*kmsg.OffsetFetchResponse)
+	resp := e.svc.OffsetFetch(ctx, coordinator.Meta{APIVersion: 8}, req)
 	if len(resp.Groups) != 1 || resp.Groups[0].ErrorCode != 0 {
 		e.t.Fatalf("offset fetch: %+v", resp.Groups)
 	}
@@ -264,8 +265,7 @@ func TestFailedLoad(t *testing.T) {
 	e.fs.FailLoads(errDisk, errDisk)
 	cfg := coordinator.ConfigFrom(config.Defaults())
 	cfg.Shards = 1
-	e.rt = coordinator.NewRuntime(cfg, e.fs, coordinator.WallClock{}, slog.New(slog.DiscardHandler), 0, coordinator.RuntimeHooks{})
-	e.svc = &coordinator.Service{RT: e.rt, Cfg: cfg, Log: slog.New(slog.DiscardHandler), Extra: map[string]any{}}
+	e.rt, e.svc = newCoordinator(cfg, e.fs, slog.New(slog.DiscardHandler))
 	e.rt.Start()
 	defer e.close()
 	sawFailed := false
@@ -297,4 +297,14 @@ func equal(a, b map[int32]int64) bool {
 		}
 	}
 	return true
+}
+
+// newCoordinator is the group coordinator (engine and adapters) on st.
+func newCoordinator(cfg *coordinator.Config, st store.Store, log *slog.Logger) (*api.Runtime, *api.Service) {
+	rt := engine.New(engine.Options[*coordinator.State]{
+		Shards: cfg.Shards,
+		New:    func(i int32) *coordinator.State { return coordinator.NewState(i, cfg, log, engine.RandomIDs{}) },
+		Store:  st, Log: log,
+	})
+	return rt, &api.Service{RT: rt, Cfg: cfg, Log: log}
 }

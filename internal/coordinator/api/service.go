@@ -1,0 +1,162 @@
+// Package api is the group coordinator's adapter layer (Kafka's GroupCoordinatorService and the
+// coordinator half of KafkaApis): it turns each Kafka request into operations on the shards that
+// own its groups (fanning multi-group requests out and assembling the answers in request
+// order), calls the KIP-1331 plugin outside the shard loops, and maps shard failures to Kafka's
+// error codes. Handlers lists every API it serves, one file per API.
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/coordinator/engine"
+	"github.com/muster-io/muster/internal/metadata"
+)
+
+// Runtime is the engine running group coordinator shards.
+type Runtime = engine.Runtime[*coordinator.State]
+
+// Topics is the data plane as the coordinator's adapters use it.
+type Topics interface {
+	// MetadataImage is the newest immutable topic snapshot.
+	MetadataImage() *metadata.Image
+	// CreateTopic creates a topic (streams internal topics); an existing topic is not an error.
+	CreateTopic(name string, partitions int32, configs map[string]string) error
+}
+
+// Endpoint is where clients reach the coordinator (FindCoordinator's answer).
+type Endpoint struct {
+	NodeID int32
+	Host   string
+	Port   int32
+}
+
+// Service is the group coordinator as the wire sees it.
+type Service struct {
+	RT     *Runtime
+	Cfg    *coordinator.Config
+	Log    *slog.Logger
+	Topics Topics // nil: no topic checks (tests)
+	Self   Endpoint
+	// TopologyDescriptions is the KIP-1331 side; nil when no plugin is configured.
+	TopologyDescriptions *TopologyDescriptions
+}
+
+// Handler serves one API key.
+type Handler struct {
+	Key   int16
+	Serve func(ctx context.Context, meta coordinator.Meta, req kmsg.Request) kmsg.Response
+}
+
+// Handlers lists every API the group coordinator serves, read top to bottom.
+func (s *Service) Handlers() []Handler {
+	return []Handler{
+		handler(kmsg.OffsetCommit.Int16(), s.OffsetCommit),
+		handler(kmsg.OffsetFetch.Int16(), s.OffsetFetch),
+		handler(kmsg.FindCoordinator.Int16(), s.FindCoordinator),
+		handler(kmsg.JoinGroup.Int16(), s.JoinGroup),
+		handler(kmsg.Heartbeat.Int16(), s.Heartbeat),
+		handler(kmsg.LeaveGroup.Int16(), s.LeaveGroup),
+		handler(kmsg.SyncGroup.Int16(), s.SyncGroup),
+		handler(kmsg.DescribeGroups.Int16(), s.DescribeGroups),
+		handler(kmsg.ListGroups.Int16(), s.ListGroups),
+		handler(kmsg.DeleteGroups.Int16(), s.DeleteGroups),
+		handler(kmsg.OffsetDelete.Int16(), s.OffsetDelete),
+		handler(kmsg.ConsumerGroupHeartbeat.Int16(), s.ConsumerGroupHeartbeat),
+		handler(kmsg.ConsumerGroupDescribe.Int16(), s.ConsumerGroupDescribe),
+		handler(kmsg.StreamsGroupHeartbeat.Int16(), s.StreamsGroupHeartbeat),
+		handler(kmsg.StreamsGroupDescribe.Int16(), s.StreamsGroupDescribe),
+		handler(kmsg.StreamsGroupTopologyDescriptionUpdate.Int16(), s.StreamsGroupTopologyDescriptionUpdate),
+	}
+}
+
+// handler binds a typed API method to its key; the server decoded the body for that key, so the
+// assertion holds by construction.
+func handler[Req kmsg.Request, Resp kmsg.Response](key int16, fn func(context.Context, coordinator.Meta, Req) Resp) Handler {
+	return Handler{Key: key, Serve: func(ctx context.Context, meta coordinator.Meta, req kmsg.Request) kmsg.Response {
+		return fn(ctx, meta, req.(Req))
+	}}
+}
+
+// do runs op on the shard that owns group.
+func do[T any](ctx context.Context, s *Service, group string, meta coordinator.Meta, op func(*coordinator.State, *coordinator.Call[T])) (T, error) {
+	return doShard(ctx, s, coordinator.ShardFor(group, s.RT.Shards()), meta, op)
+}
+
+// doShard runs op on shard; a failed call's error is normalized as Kafka's
+// CoordinatorOperationExceptionHelper does.
+func doShard[T any](ctx context.Context, s *Service, shard int32, meta coordinator.Meta, op func(*coordinator.State, *coordinator.Call[T])) (T, error) {
+	resp, err := engine.Do(ctx, s.RT, shard, meta, op)
+	return resp, normalizeErr(err)
+}
+
+// fanOut runs op on every shard in parallel and returns the answers in shard order; a failed
+// shard has its error in its slot.
+func fanOut[T any](ctx context.Context, s *Service, meta coordinator.Meta, op func(*coordinator.State, *coordinator.Call[T])) ([]T, []error) {
+	n := s.RT.Shards()
+	out := make([]T, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := int32(0); i < n; i++ {
+		wg.Add(1)
+		go func(i int32) {
+			defer wg.Done()
+			out[i], errs[i] = doShard(ctx, s, i, meta, op)
+		}(i)
+	}
+	wg.Wait()
+	return out, errs
+}
+
+// normalizeErr maps errors to what a coordinator client expects (Kafka's
+// CoordinatorOperationExceptionHelper): a cancelled request timed out; storage and leadership
+// errors become NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE; anything that is not a Kafka error
+// is UNKNOWN_SERVER_ERROR.
+func normalizeErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return kerr.RequestTimedOut
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		switch ke {
+		case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.RequestTimedOut:
+			return kerr.CoordinatorNotAvailable
+		case kerr.NotLeaderForPartition, kerr.KafkaStorageError:
+			return kerr.NotCoordinator
+		case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
+			return kerr.UnknownServerError
+		}
+		return err
+	}
+	return kerr.UnknownServerError
+}
+
+// byShard groups ids by shard, keeping the first-seen order of shards.
+func (s *Service) byShard(ids []string) (order []int32, m map[int32][]string) {
+	m = map[int32][]string{}
+	for _, id := range ids {
+		sh := coordinator.ShardFor(id, s.RT.Shards())
+		if _, ok := m[sh]; !ok {
+			order = append(order, sh)
+		}
+		m[sh] = append(m[sh], id)
+	}
+	return order, m
+}
+
+// image is the newest topic snapshot (nil without a data plane: every topic is known).
+func (s *Service) image() *metadata.Image {
+	if s.Topics == nil {
+		return nil
+	}
+	return s.Topics.MetadataImage()
+}

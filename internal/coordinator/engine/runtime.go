@@ -1,0 +1,589 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/store"
+)
+
+// Shard is the pure state machine of one coordinator shard, as the engine drives it: records in
+// (Replay while loading), operations and timers run on it with the time set, and Effects out
+// (the records to make durable and the replies to release after them). coordinator.State
+// implements it; so will the transaction coordinator's shard.
+type Shard interface {
+	// Replay applies one record while the shard loads; ReplayBorrowed is Replay for a record
+	// whose bytes are valid only during the call.
+	Replay(r coordinator.Record) error
+	ReplayBorrowed(r coordinator.Record) error
+	// OnLoaded ends a load (re-arms timers from the replayed state).
+	OnLoaded(now time.Time)
+	// SetNow sets the time of the operations that follow.
+	SetNow(now time.Time)
+	// FireTimers runs every timer due at now.
+	FireTimers(now time.Time)
+	// NextDeadline is the earliest armed timer.
+	NextDeadline() (time.Time, bool)
+	// TakeEffects returns what was produced since the last call.
+	TakeEffects() coordinator.Effects
+}
+
+// Hooks observe the runtime (metrics).
+type Hooks struct {
+	// OnCommit is called after each Append with the batch size, its latency and its error.
+	OnCommit func(shard int32, records int, d time.Duration, err error)
+	// OnLoad is called after a shard finished loading.
+	OnLoad func(shard int32, records int, d time.Duration, err error)
+}
+
+// Options configure a Runtime.
+type Options[S Shard] struct {
+	// Shards is the number of shards; New builds shard i's empty state (for every load).
+	Shards int32
+	New    func(shard int32) S
+	Store  store.Store
+	Clock  Clock
+	Log    *slog.Logger
+	// QueueDepth bounds each shard's queue of waiting operations (default 4096).
+	QueueDepth int
+	Hooks      Hooks
+	// Refresh runs on the shard goroutine before every operation and timer run and after a
+	// load: the group coordinator hands the shard the newest topic metadata image here.
+	Refresh func(s S)
+}
+
+// Runtime runs the coordinator shards: one goroutine per shard owns its state, batches the
+// records of concurrent operations into one durable Append (group commit, one batch in flight per
+// shard) and releases responses only after their batch is durable. A failed Append fails the
+// batch's calls with NOT_COORDINATOR (retriable) and reloads the shard from the store.
+type Runtime[S Shard] struct {
+	opts   Options[S]
+	log    *slog.Logger
+	shards []*shard[S]
+	loaded atomic.Int32
+	wg     sync.WaitGroup
+	stop   chan struct{}
+}
+
+// job is one operation waiting in a shard's queue.
+type job[S Shard] struct {
+	run func(s S)
+	// w is the call's waiter: answered with UNKNOWN_SERVER_ERROR if run panics before replying,
+	// failed if the shard unloads first.
+	w failer
+}
+
+// failer is the engine's side of a waiter.
+type failer interface {
+	coordinator.Pending
+	answered() bool
+	failNow(err error)
+}
+
+// shard is one shard's loop state.
+type shard[S Shard] struct {
+	rt     *Runtime[S]
+	id     int32
+	ops    chan *job[S]
+	wake   chan struct{}
+	done   chan struct{}
+	status atomic.Int32 // shardLoading, shardActive, shardFailed
+	queued atomic.Int64
+
+	// Loop-owned.
+	st          S
+	loadedOK    bool
+	lease       store.Shard
+	extra       []coordinator.Pending // replies the engine itself gave (an operation panicked)
+	inflight    *batch
+	outstanding map[failer]struct{}
+	commitDone  chan error
+	appends     chan appendReq // to the shard's committer goroutine; at most one in flight
+	stopTimer   func() bool
+	timerAt     time.Time
+}
+
+// batch is one Append's records and the replies released when it is durable.
+type batch struct {
+	records []store.Record
+	replies []coordinator.Pending
+}
+
+// appendReq is one batch handed to the shard's committer goroutine.
+type appendReq struct {
+	lease store.Shard
+	b     *batch
+}
+
+const (
+	shardLoading int32 = iota
+	shardActive
+	shardFailed
+)
+
+// New creates the runtime; Start loads the shards.
+func New[S Shard](opts Options[S]) *Runtime[S] {
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	if opts.QueueDepth <= 0 {
+		opts.QueueDepth = 4096
+	}
+	if opts.Clock == nil {
+		opts.Clock = WallClock{}
+	}
+	rt := &Runtime[S]{opts: opts, log: opts.Log, stop: make(chan struct{})}
+	for i := int32(0); i < opts.Shards; i++ {
+		rt.shards = append(rt.shards, &shard[S]{rt: rt, id: i, ops: make(chan *job[S], opts.QueueDepth),
+			wake: make(chan struct{}, 1), done: make(chan struct{}), commitDone: make(chan error, 1), appends: make(chan appendReq, 1)})
+	}
+	return rt
+}
+
+// Start launches every shard loop; shards load concurrently.
+func (rt *Runtime[S]) Start() {
+	for _, s := range rt.shards {
+		rt.wg.Add(1)
+		go s.loop()
+	}
+}
+
+// Close stops every shard after its in-flight batch; queued calls get NOT_COORDINATOR.
+func (rt *Runtime[S]) Close() {
+	select {
+	case <-rt.stop:
+	default:
+		close(rt.stop)
+	}
+	rt.wg.Wait()
+}
+
+// Ready reports whether every shard is loaded.
+func (rt *Runtime[S]) Ready() bool { return int(rt.loaded.Load()) == len(rt.shards) }
+
+// Active reports whether shard is loaded and serving.
+func (rt *Runtime[S]) Active(shard int32) bool {
+	return rt.shards[shard].status.Load() == shardActive
+}
+
+// ShardStatus describes each shard for /readyz and metrics: "loading", "active" or "failed".
+func (rt *Runtime[S]) ShardStatus() []string {
+	out := make([]string, len(rt.shards))
+	for i, s := range rt.shards {
+		out[i] = [...]string{"loading", "active", "failed"}[s.status.Load()]
+	}
+	return out
+}
+
+// QueueDepth returns the number of calls waiting in each shard's queue.
+func (rt *Runtime[S]) QueueDepth() []int64 {
+	out := make([]int64, len(rt.shards))
+	for i, s := range rt.shards {
+		out[i] = s.queued.Load()
+	}
+	return out
+}
+
+// Shards is the shard count.
+func (rt *Runtime[S]) Shards() int32 { return int32(len(rt.shards)) }
+
+// Clock returns the runtime's clock.
+func (rt *Runtime[S]) Clock() Clock { return rt.opts.Clock }
+
+// Do runs op on shard and waits for its response. Errors are the operation's own (Call.Fail)
+// or the engine's kerr errors: NOT_COORDINATOR when the shard is not served here or its batch
+// failed, COORDINATOR_LOAD_IN_PROGRESS while it loads, UNKNOWN_SERVER_ERROR when op panicked,
+// or ctx's error.
+func Do[S Shard, T any](ctx context.Context, rt *Runtime[S], shard int32, meta coordinator.Meta, op func(s S, c *coordinator.Call[T])) (T, error) {
+	var zero T
+	s := rt.shards[shard]
+	switch s.status.Load() {
+	case shardLoading:
+		return zero, kerr.CoordinatorLoadInProgress
+	case shardFailed:
+		return zero, kerr.NotCoordinator
+	}
+	w := &waiter[T]{done: make(chan struct{})}
+	c := coordinator.NewCall(meta, coordinator.Waiter[T](w))
+	j := &job[S]{run: func(st S) { op(st, c) }, w: w}
+	s.queued.Add(1)
+	select {
+	case s.ops <- j:
+	case <-ctx.Done():
+		s.queued.Add(-1)
+		return zero, ctx.Err()
+	case <-s.done:
+		s.queued.Add(-1)
+		return zero, kerr.NotCoordinator
+	}
+	select {
+	case <-w.done:
+		return w.resp, w.err
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	case <-s.done:
+		select {
+		case <-w.done:
+			return w.resp, w.err
+		default:
+			return zero, kerr.NotCoordinator
+		}
+	}
+}
+
+// waiter is a Do caller waiting for its response.
+type waiter[T any] struct {
+	resp T
+	err  error
+	set  bool // loop-owned: the response is set (by the shard or the engine)
+	fin  atomic.Bool
+	done chan struct{}
+}
+
+// Set implements coordinator.Waiter: the first response wins.
+func (w *waiter[T]) Set(resp T, err error) {
+	if w.set {
+		return
+	}
+	w.set, w.resp, w.err = true, resp, err
+}
+
+// Release implements coordinator.Pending.
+func (w *waiter[T]) Release() {
+	if w.fin.CompareAndSwap(false, true) {
+		close(w.done)
+	}
+}
+
+// Fail implements coordinator.Pending.
+func (w *waiter[T]) Fail(err error) {
+	if w.fin.CompareAndSwap(false, true) {
+		var zero T
+		w.resp, w.err = zero, err
+		close(w.done)
+	}
+}
+
+func (w *waiter[T]) answered() bool { return w.set }
+
+// failNow answers an unanswered call with err once the batch it may have read is released.
+func (w *waiter[T]) failNow(err error) {
+	var zero T
+	w.Set(zero, err)
+}
+
+func (s *shard[S]) loop() {
+	defer s.rt.wg.Done()
+	defer close(s.done)
+	go s.committer()
+	// The loop returns only with no Append in flight (shutdown and a failed load wait for it),
+	// so closing appends stops the committer without losing a result.
+	defer close(s.appends)
+	defer func() {
+		if s.stopTimer != nil {
+			s.stopTimer()
+		}
+	}()
+	if !s.load() {
+		return
+	}
+	s.armTimer() // timers re-armed by OnLoaded must fire without waiting for a request
+	for {
+		select {
+		case <-s.rt.stop:
+			s.shutdown()
+			return
+		case j := <-s.ops:
+			s.queued.Add(-1)
+			s.run(j)
+			s.drain()
+		case err := <-s.commitDone:
+			if !s.committed(err) {
+				if !s.load() {
+					return
+				}
+				s.armTimer()
+				continue
+			}
+			s.drain() // what queued during the Append joins the next one
+		case <-s.wake:
+		}
+		s.runTimers()
+		s.maybeCommit()
+		s.armTimer()
+	}
+}
+
+// drain runs what is queued (up to 1024 calls) into the current batch.
+func (s *shard[S]) drain() {
+	for i := 0; i < 1024; i++ {
+		select {
+		case j := <-s.ops:
+			s.queued.Add(-1)
+			s.run(j)
+		default:
+			return
+		}
+	}
+}
+
+// load acquires the lease and replays the shard; it retries with back-off until it succeeds or
+// the runtime stops.
+func (s *shard[S]) load() bool {
+	s.status.Store(shardLoading)
+	backoff := 100 * time.Millisecond
+	for {
+		err := s.tryLoad()
+		if err == nil {
+			s.status.Store(shardActive)
+			s.rt.loaded.Add(1)
+			return true
+		}
+		s.status.Store(shardFailed)
+		s.rt.log.Error("coordinator: shard load failed", "shard", s.id, "err", err)
+		select {
+		case <-s.rt.stop:
+			return false
+		case <-time.After(backoff):
+		}
+		if backoff < 5*time.Second {
+			backoff *= 2
+		}
+	}
+}
+
+func (s *shard[S]) tryLoad() error {
+	start := time.Now()
+	ctx := context.Background()
+	if s.lease == nil {
+		l, err := s.rt.opts.Store.Acquire(ctx, s.id)
+		if err != nil {
+			return fmt.Errorf("acquire: %w", err)
+		}
+		s.lease = l
+	}
+	st := s.rt.opts.New(s.id)
+	n := 0
+	load, replay := s.lease.Load, st.Replay
+	if bl, ok := s.lease.(store.BorrowingLoader); ok {
+		load, replay = bl.LoadBorrowed, st.ReplayBorrowed // no copy of offset records
+	}
+	err := load(ctx, func(r store.Record) error {
+		n++
+		if err := replay(coordinator.Record(r)); err != nil {
+			return fmt.Errorf("record %d (key %x): %w", n, r.Key, err)
+		}
+		return nil
+	})
+	if h := s.rt.opts.Hooks.OnLoad; h != nil {
+		h(s.id, n, time.Since(start), err)
+	}
+	if err != nil {
+		return err
+	}
+	s.st, s.loadedOK = st, true
+	s.inflight, s.extra = nil, nil
+	s.outstanding = map[failer]struct{}{}
+	if r := s.rt.opts.Refresh; r != nil {
+		r(st)
+	}
+	st.OnLoaded(s.rt.opts.Clock.Now())
+	return nil
+}
+
+// run executes one operation; its effects join the current batch.
+func (s *shard[S]) run(j *job[S]) {
+	if r := s.rt.opts.Refresh; r != nil {
+		r(s.st)
+	}
+	s.st.SetNow(s.rt.opts.Clock.Now())
+	s.outstanding[j.w] = struct{}{}
+	defer func() {
+		if r := recover(); r != nil {
+			s.rt.log.Error("coordinator: operation panicked", "shard", s.id, "panic", r)
+			if !j.w.answered() {
+				j.w.failNow(kerr.UnknownServerError)
+				s.extra = append(s.extra, j.w)
+			}
+		}
+	}()
+	j.run(s.st)
+}
+
+func (s *shard[S]) runTimers() {
+	if r := s.rt.opts.Refresh; r != nil {
+		r(s.st)
+	}
+	s.st.FireTimers(s.rt.opts.Clock.Now())
+}
+
+func (s *shard[S]) armTimer() {
+	next, ok := s.st.NextDeadline()
+	if !ok {
+		return
+	}
+	if s.stopTimer != nil && next.Equal(s.timerAt) {
+		return
+	}
+	if s.stopTimer != nil {
+		s.stopTimer()
+	}
+	s.timerAt = next
+	d := next.Sub(s.rt.opts.Clock.Now())
+	if d < 0 {
+		d = 0
+	}
+	s.stopTimer = s.rt.opts.Clock.AfterFunc(d, func() {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	})
+}
+
+// take moves the shard's effects (and replies the engine gave itself) into a batch, keeping the
+// last record per key (a store batch's keys are distinct).
+func (s *shard[S]) take() *batch {
+	e := s.st.TakeEffects()
+	b := &batch{records: dedupe(e.Records), replies: e.Replies}
+	if len(s.extra) > 0 {
+		b.replies = append(b.replies, s.extra...)
+		s.extra = nil
+	}
+	return b
+}
+
+// maybeCommit starts an Append of the current effects when none is in flight, or releases the
+// replies of operations that wrote nothing (their reads saw only durable state).
+func (s *shard[S]) maybeCommit() {
+	if s.inflight != nil {
+		return
+	}
+	b := s.take()
+	if len(b.records) == 0 {
+		s.release(b, nil)
+		return
+	}
+	s.inflight = b
+	s.appends <- appendReq{lease: s.lease, b: b}
+}
+
+// committer is the shard's long-lived Append goroutine: it appends each batch the loop hands it
+// (one at a time, so one batch is in flight per shard) and reports the result on commitDone. A
+// long-lived goroutine keeps its grown stack and saves a goroutine start per batch.
+func (s *shard[S]) committer() {
+	for req := range s.appends {
+		start := time.Now()
+		err := req.lease.Append(context.Background(), req.b.records)
+		if err == nil {
+			// Released here, one goroutine hand-off sooner than through the loop; a failed
+			// Append leaves them to the loop, which fails them.
+			for _, p := range req.b.replies {
+				p.Release()
+			}
+		}
+		if h := s.rt.opts.Hooks.OnCommit; h != nil {
+			h(s.id, len(req.b.records), time.Since(start), err)
+		}
+		s.commitDone <- err
+	}
+}
+
+// committed handles an Append result; false means the shard must reload.
+func (s *shard[S]) committed(err error) bool {
+	b := s.inflight
+	s.inflight = nil
+	if err == nil {
+		for _, p := range b.replies { // released by the committer already
+			if f, ok := p.(failer); ok {
+				delete(s.outstanding, f)
+			}
+		}
+		return true
+	}
+	s.rt.log.Error("coordinator: batch commit failed; failing its requests and reloading the shard",
+		"shard", s.id, "records", len(b.records), "err", err)
+	fail := kerr.NotCoordinator
+	s.release(b, fail)
+	s.release(s.take(), fail)
+	for f := range s.outstanding {
+		f.Fail(fail)
+	}
+	if s.stopTimer != nil {
+		s.stopTimer()
+		s.stopTimer = nil
+	}
+	s.rt.loaded.Add(-1)
+	if errors.Is(err, store.ErrFenced) {
+		s.lease = nil
+	}
+	return false
+}
+
+// release sends a batch's replies (err == nil) or fails them with err.
+func (s *shard[S]) release(b *batch, err error) {
+	for _, p := range b.replies {
+		if f, ok := p.(failer); ok {
+			delete(s.outstanding, f)
+		}
+		if err != nil {
+			p.Fail(err)
+		} else {
+			p.Release()
+		}
+	}
+}
+
+// shutdown waits for the in-flight batch, commits what is pending, and fails deferred calls.
+func (s *shard[S]) shutdown() {
+	if s.inflight != nil {
+		s.committed(<-s.commitDone)
+	}
+	if s.loadedOK {
+		s.maybeCommit()
+		if s.inflight != nil {
+			s.committed(<-s.commitDone)
+		}
+	}
+	for f := range s.outstanding {
+		f.Fail(kerr.NotCoordinator)
+	}
+	for {
+		select {
+		case j := <-s.ops:
+			s.queued.Add(-1)
+			j.w.Fail(kerr.NotCoordinator)
+		default:
+			return
+		}
+	}
+}
+
+// dedupe keeps the last record per key, preserving first-seen order of keys.
+func dedupe(recs []coordinator.Record) []store.Record {
+	out := make([]store.Record, 0, len(recs))
+	if len(recs) < 2 {
+		for _, r := range recs {
+			out = append(out, store.Record(r))
+		}
+		return out
+	}
+	idx := make(map[string]int, len(recs))
+	for _, r := range recs {
+		if i, ok := idx[string(r.Key)]; ok {
+			out[i] = store.Record(r)
+			continue
+		}
+		idx[string(r.Key)] = len(out)
+		out = append(out, store.Record(r))
+	}
+	return out
+}
