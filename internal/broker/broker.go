@@ -61,8 +61,8 @@ type Broker struct {
 	httpSrv *http.Server
 	reg     *prometheus.Registry
 	metrics *runtimeMetrics
-	td      *api.TopologyDescriptions        // KIP-1331; nil = no plugin
-	walFS   *store.SyncCountingFS             // counts WAL fsyncs (muster_store_wal_syncs_total)
+	td      *api.TopologyDescriptions // KIP-1331; nil = no plugin
+	walFS   *store.SyncCountingFS     // counts WAL fsyncs (muster_store_wal_syncs_total)
 
 	authz       security.Authorizer          // AllowAll without authorizer.class.name
 	std         *security.StandardAuthorizer // nil without authorizer.class.name

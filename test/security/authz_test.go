@@ -291,11 +291,26 @@ func TestAuthorizeDataPlane(t *testing.T) {
 			req.Resources = append(req.Resources, rr)
 			return r.mustDo(req).(*kmsg.DescribeConfigsResponse).Resources[0].ErrorCode
 		}
+		alter := func(typ kmsg.ConfigResourceType, name, key string) int16 {
+			req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+			req.Version = 1
+			rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+			rr.ResourceType, rr.ResourceName = typ, name
+			c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+			c.Name, c.Op, c.Value = key, kmsg.IncrementalAlterConfigOpSet, kmsg.StringPtr("3600000")
+			rr.Configs = append(rr.Configs, c)
+			req.Resources = append(req.Resources, rr)
+			return r.mustDo(req).(*kmsg.IncrementalAlterConfigsResponse).Resources[0].ErrorCode
+		}
+		wantCode(t, "alter topic", alter(kmsg.ConfigResourceTypeTopic, "exists", "retention.ms"), kerr.TopicAuthorizationFailed)
+		wantCode(t, "alter missing topic", alter(kmsg.ConfigResourceTypeTopic, "missing", "retention.ms"), kerr.TopicAuthorizationFailed)
+		wantCode(t, "alter broker", alter(kmsg.ConfigResourceTypeBroker, "", "log.retention.ms"), kerr.ClusterAuthorizationFailed)
 		wantCode(t, "topic", describe(kmsg.ConfigResourceTypeTopic, "exists"), kerr.TopicAuthorizationFailed)
 		wantCode(t, "missing topic", describe(kmsg.ConfigResourceTypeTopic, "missing"), kerr.TopicAuthorizationFailed)
 		wantCode(t, "broker", describe(kmsg.ConfigResourceTypeBroker, "0"), kerr.ClusterAuthorizationFailed)
 		grant(kadm.OpAlterConfigs)("exists") // ALTER_CONFIGS implies DESCRIBE_CONFIGS
 		wantCode(t, "topic with ALTER_CONFIGS", describe(kmsg.ConfigResourceTypeTopic, "exists"), nil)
+		wantCode(t, "alter topic with ALTER_CONFIGS", alter(kmsg.ConfigResourceTypeTopic, "exists", "retention.ms"), nil)
 		sb.allow(t, kadm.NewACLs().Allow("User:alice").Clusters().Operations(kadm.OpDescribeConfigs))
 		wantCode(t, "broker with DESCRIBE_CONFIGS", describe(kmsg.ConfigResourceTypeBroker, "0"), nil)
 	})

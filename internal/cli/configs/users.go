@@ -53,11 +53,23 @@ func ParseScramConfigs(s string) ([]ScramConfig, error) {
 		if !strings.HasPrefix(val, "[") || !strings.HasSuffix(val, "]") {
 			return nil, clikit.Usagef("Invalid value for %s: want [iterations=N,password=P] or [password=P]", name)
 		}
-		c := ScramConfig{Mechanism: m, Iterations: defaultScramIterations}
-		for _, kv := range strings.Split(val[1:len(val)-1], ",") {
+		c, err := scramEntry(m, name, val[1:len(val)-1])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// scramEntry parses the inside of one SCRAM value: iterations=N,password=P.
+func scramEntry(m security.ScramMechanism, name, val string) (ScramConfig, error) {
+	c := ScramConfig{Mechanism: m, Iterations: defaultScramIterations}
+	{
+		for _, kv := range strings.Split(val, ",") {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok {
-				return nil, clikit.Usagef("Invalid value for %s: '%s' is not key=value", name, kv)
+				return c, clikit.Usagef("Invalid value for %s: '%s' is not key=value", name, kv)
 			}
 			switch strings.TrimSpace(k) {
 			case "password":
@@ -65,19 +77,18 @@ func ParseScramConfigs(s string) ([]ScramConfig, error) {
 			case "iterations":
 				n, err := strconv.Atoi(strings.TrimSpace(v))
 				if err != nil {
-					return nil, clikit.Usagef("Invalid iterations for %s: %s", name, v)
+					return c, clikit.Usagef("Invalid iterations for %s: %s", name, v)
 				}
 				c.Iterations = int32(n)
 			default:
-				return nil, clikit.Usagef("Invalid key '%s' for %s (iterations, password)", k, name)
+				return c, clikit.Usagef("Invalid key '%s' for %s (iterations, password)", k, name)
 			}
 		}
-		if c.Password == "" {
-			return nil, clikit.Usagef("%s needs a password: %s=[password=...]", name, name)
-		}
-		out = append(out, c)
 	}
-	return out, nil
+	if c.Password == "" {
+		return c, clikit.Usagef("%s needs a password: %s=[password=...]", name, name)
+	}
+	return c, nil
 }
 
 // splitScramEntries splits on commas that are not inside brackets.
@@ -108,12 +119,17 @@ func splitScramEntries(s string) []string {
 // AlterUsers applies --add-config and --delete-config to the SCRAM credentials of users (one
 // AlterUserScramCredentials request) and prints kafka-configs.sh's confirmation per user.
 func AlterUsers(ctx context.Context, adm *clikit.Admin, out io.Writer, users []string, addConfig string, deleteConfig []string) error {
-	if len(users) == 0 {
-		return clikit.Usagef("--entity-name must be specified with --alter of users")
-	}
 	adds, err := ParseScramConfigs(addConfig)
 	if err != nil {
 		return err
+	}
+	return alterScram(ctx, adm, out, users, adds, deleteConfig)
+}
+
+// alterScram sends one AlterUserScramCredentials for users.
+func alterScram(ctx context.Context, adm *clikit.Admin, out io.Writer, users []string, adds []ScramConfig, deleteConfig []string) error {
+	if len(users) == 0 {
+		return clikit.Usagef("--entity-name must be specified with --alter of users")
 	}
 	var dels []security.ScramMechanism
 	for _, d := range deleteConfig {
@@ -206,4 +222,41 @@ func DescribeUsers(ctx context.Context, adm *clikit.Admin, out io.Writer, users 
 		fmt.Fprintf(out, "SCRAM credential configs for user-principal '%s' are %s\n", r.User, strings.Join(parts, ", "))
 	}
 	return nil
+}
+
+// usersKind is --entity-type users: SCRAM credentials (quotas are not supported).
+var usersKind = &entityKind{
+	name: "users", singular: "user",
+	checkName: func(n string) error {
+		if n == "" {
+			return usagef("A user name must not be empty")
+		}
+		return nil
+	},
+	validConfigs: func() []string { return []string{"SCRAM-SHA-256", "SCRAM-SHA-512"} },
+	describe: func(ctx context.Context, r *runner, tg *target) error {
+		var names []string
+		if !tg.all && !tg.def {
+			names = []string{tg.name}
+		}
+		return DescribeUsers(ctx, r.cl, r.stdout, names)
+	},
+	alter: func(ctx context.Context, r *runner, tg *target, adds []configEntry, deletes []string) error {
+		if tg.def || tg.name == "" {
+			return usagef("--alter of users needs --entity-name (SCRAM credentials have no default entity)")
+		}
+		var scrams []ScramConfig
+		for _, e := range adds {
+			m, ok := security.ParseScramMechanism(e.name)
+			if !ok {
+				return usagef("Unsupported user config '%s': muster supports SCRAM-SHA-256 and SCRAM-SHA-512 credentials (quotas are not supported)", e.name)
+			}
+			c, err := scramEntry(m, e.name, e.value)
+			if err != nil {
+				return err
+			}
+			scrams = append(scrams, c)
+		}
+		return alterScram(ctx, r.cl, r.stdout, []string{tg.name}, scrams, deletes)
+	},
 }
