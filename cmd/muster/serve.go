@@ -43,6 +43,9 @@ start-up with every problem listed at once (exit 1). SIGTERM/SIGINT stop gracefu
 			// cleanly once the broker is up.
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
+			if !cmd.Flags().Changed("listen") && vals.IsSet("listeners") {
+				listen = "" // the config names the listeners
+			}
 			b, err := broker.Start(broker.Options{Listen: listen, HTTPListen: httpListen, DataDir: dataDir, Config: vals, Log: log})
 			if err != nil {
 				return exitErr(1, err.Error())
@@ -57,7 +60,7 @@ start-up with every problem listed at once (exit 1). SIGTERM/SIGINT stop gracefu
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&listen, "listen", "127.0.0.1:9092", "Kafka listener address")
+	f.StringVar(&listen, "listen", "127.0.0.1:9092", "address of one PLAINTEXT Kafka listener (a shortcut for listeners=PLAINTEXT://ADDR; not with listeners)")
 	f.StringVar(&dataDir, "data-dir", "./muster-data", "directory of the durable store")
 	f.StringVar(&httpListen, "http-listen", "127.0.0.1:9644", "HTTP address for /healthz, /readyz and /metrics (empty: off)")
 	f.StringVar(&configFile, "config", "", "broker config file (Kafka server.properties syntax)")

@@ -41,7 +41,11 @@ func StartIn(t testing.TB, dir string, clock engine.Clock, overrides ...string) 
 	if os.Getenv("MUSTER_TEST_LOG") != "" {
 		w = os.Stderr
 	}
-	opts := broker.Options{Listen: "127.0.0.1:0", HTTPListen: "127.0.0.1:0", DataDir: dir, Config: vals,
+	listen := "127.0.0.1:0"
+	if vals.IsSet("listeners") {
+		listen = ""
+	}
+	opts := broker.Options{Listen: listen, HTTPListen: "127.0.0.1:0", DataDir: dir, Config: vals,
 		Log: slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})), Clock: clock}
 	b, err := broker.Start(opts)
 	if err != nil {
