@@ -22,6 +22,7 @@ const module = "github.com/muster-io/muster/"
 // data in, data out, no I/O, goroutines, locks, wall clock or randomness.
 var pureDirs = []string{
 	"internal/coordinator",
+	"internal/coordinator/txn",
 	"internal/metadata",
 	"internal/metahash",
 	"internal/assign",
@@ -56,6 +57,7 @@ var forbiddenCalls = map[string][]string{
 var layers = [][]string{
 	{"internal/metadata", "internal/metahash", "internal/assign", "internal/streams/assignor", "internal/streams/topology"},
 	{"internal/coordinator"},
+	{"internal/coordinator/txn"},
 	{"internal/store"},
 	{"internal/coordinator/engine"},
 	{"internal/coordinator/coordtest", "internal/coordinator/api"},
