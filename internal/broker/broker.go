@@ -27,6 +27,7 @@ import (
 	"github.com/muster-io/muster/internal/coordinator"
 	"github.com/muster-io/muster/internal/coordinator/api"
 	"github.com/muster-io/muster/internal/coordinator/engine"
+	"github.com/muster-io/muster/internal/coordinator/txnapi"
 	"github.com/muster-io/muster/internal/data"
 	"github.com/muster-io/muster/internal/security"
 	"github.com/muster-io/muster/internal/security/tlsconf"
@@ -62,7 +63,12 @@ type Broker struct {
 	reg     *prometheus.Registry
 	metrics *runtimeMetrics
 	td      *api.TopologyDescriptions // KIP-1331; nil = no plugin
-	walFS   *store.SyncCountingFS     // counts WAL fsyncs (muster_store_wal_syncs_total)
+
+	// The transaction coordinator (transactions.go).
+	txnRT      *txnapi.Runtime
+	txnSvc     *txnapi.Service
+	txnMetrics *txnMetrics
+	walFS      *store.SyncCountingFS // counts WAL fsyncs (muster_store_wal_syncs_total)
 
 	authz       security.Authorizer          // AllowAll without authorizer.class.name
 	std         *security.StandardAuthorizer // nil without authorizer.class.name
@@ -154,6 +160,10 @@ func Start(opts Options) (*Broker, error) {
 	b.svc.TopologyDescriptions = b.td
 	plane.Subscribe(b.onTopicChange)
 	b.rt.Start()
+	b.txnMetrics = newTxnMetrics()
+	if err := b.startTransactions(v); err != nil {
+		return fail(err)
+	}
 	if b.td != nil {
 		b.td.StartCleanup(b.svc, ccfg.Offsets.RetentionCheck)
 	}
@@ -259,6 +269,9 @@ func (b *Broker) Runtime() *api.Runtime { return b.rt }
 // Coordinator exposes the group coordinator's adapters (tests).
 func (b *Broker) Coordinator() *api.Service { return b.svc }
 
+// Transactions exposes the transaction coordinator's adapters (tests).
+func (b *Broker) Transactions() *txnapi.Service { return b.txnSvc }
+
 // Plane exposes the data plane (tests).
 func (b *Broker) Plane() *data.Plane { return b.plane }
 
@@ -266,9 +279,10 @@ func (b *Broker) Plane() *data.Plane { return b.plane }
 // IncrementalAlterConfigs), which the group coordinator reads.
 func (b *Broker) GroupConfigs() config.GroupConfigs { return b.plane.GroupConfigs() }
 
-// WaitReady blocks until every shard is loaded or ctx ends.
+// WaitReady blocks until every shard (of the group and the transaction coordinators) is loaded
+// or ctx ends.
 func (b *Broker) WaitReady(ctx context.Context) error {
-	for !b.rt.Ready() {
+	for !b.rt.Ready() || !b.txnRT.Ready() {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -299,6 +313,7 @@ func (b *Broker) Close() error {
 			m.Close()
 		}
 		b.stopTopologyDescriptionCleanup()
+		b.closeTransactions()
 		if b.rt != nil {
 			b.rt.Close()
 		}

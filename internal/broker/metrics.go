@@ -204,6 +204,7 @@ func (b *Broker) startHTTP() error {
 	b.metrics.register(b.reg)
 	b.reg.MustRegister(groupCollector{b})
 	b.reg.MustRegister(topoDescCollector{b})
+	b.reg.MustRegister(txnCollector{b}, b.txnMetrics.markers)
 	b.reg.MustRegister(b.secMetrics.auth, b.secMetrics.denials)
 	b.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "muster_store_wal_syncs_total",
 		Help: "fsyncs of the store's write-ahead log (group commit: committed records per sync = rate(muster_coordinator_batch_records_sum) / rate(this))."},
@@ -216,6 +217,11 @@ func (b *Broker) startHTTP() error {
 		for i, s := range st {
 			if s != "active" {
 				notReady = append(notReady, fmt.Sprintf("shard %d %s", i, s))
+			}
+		}
+		for i, s := range b.txnRT.ShardStatus() {
+			if s != "active" {
+				notReady = append(notReady, fmt.Sprintf("transaction shard %d %s", i, s))
 			}
 		}
 		if len(notReady) > 0 {

@@ -300,6 +300,10 @@ func (p *Plane) InitProducerID(ctx context.Context, req *kmsg.InitProducerIDRequ
 	return resp
 }
 
+// AllocProducerID hands out a new producer id (the transaction coordinator's too): monotonic
+// across restarts, reserved in durable blocks.
+func (p *Plane) AllocProducerID() (int64, error) { return p.allocProducerID() }
+
 func (p *Plane) allocProducerID() (int64, error) {
 	p.pidMu.Lock()
 	defer p.pidMu.Unlock()

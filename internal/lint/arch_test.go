@@ -60,7 +60,7 @@ var layers = [][]string{
 	{"internal/coordinator/txn"},
 	{"internal/store"},
 	{"internal/coordinator/engine"},
-	{"internal/coordinator/coordtest", "internal/coordinator/api"},
+	{"internal/coordinator/coordtest", "internal/coordinator/api", "internal/coordinator/txnapi"},
 	{"internal/broker"},
 	{"cmd/muster"},
 }
@@ -169,7 +169,7 @@ func TestCoordinatorCoreIsPure(t *testing.T) {
 // TestNoInitInCoordinator: wiring in the coordinator is explicit, never init() registration.
 func TestNoInitInCoordinator(t *testing.T) {
 	root := repoRoot(t)
-	for _, dir := range []string{"internal/coordinator/engine", "internal/coordinator/api", "internal/coordinator/coordtest"} {
+	for _, dir := range []string{"internal/coordinator/engine", "internal/coordinator/api", "internal/coordinator/coordtest", "internal/coordinator/txnapi"} {
 		for n, f := range parseDir(t, filepath.Join(root, dir)) {
 			for _, d := range f.Decls {
 				if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == "init" {

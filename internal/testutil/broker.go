@@ -32,7 +32,7 @@ func Start(t testing.TB, overrides ...string) *Broker {
 // StartIn starts a broker on dir (reuse a dir to test restarts); clock may be nil.
 func StartIn(t testing.TB, dir string, clock engine.Clock, overrides ...string) *Broker {
 	t.Helper()
-	all := append([]string{"group.initial.rebalance.delay.ms=0", "offsets.topic.num.partitions=8"}, overrides...)
+	all := append([]string{"group.initial.rebalance.delay.ms=0", "offsets.topic.num.partitions=8", "transaction.state.log.num.partitions=8"}, overrides...)
 	vals, err := config.Parse(nil, all)
 	if err != nil {
 		t.Fatalf("config: %v", err)

@@ -46,6 +46,17 @@ type Service struct {
 	Self   Endpoint
 	// TopologyDescriptions is the KIP-1331 side; nil when no plugin is configured.
 	TopologyDescriptions *TopologyDescriptions
+	// Txn verifies TxnOffsetCommit with the transaction coordinator; nil: not verified.
+	Txn TxnVerifier
+	// Transactions answers FindCoordinator for transactional ids (key type 1); nil: they get
+	// COORDINATOR_NOT_AVAILABLE.
+	Transactions TxnLocator
+}
+
+// TxnLocator is the transaction coordinator as FindCoordinator asks it: 0 when the shard of a
+// transactional id serves, else an error code (COORDINATOR_LOAD_IN_PROGRESS).
+type TxnLocator interface {
+	Locate(txnID string) int16
 }
 
 // Handler serves one API key.
@@ -59,6 +70,7 @@ func (s *Service) Handlers() []Handler {
 	return []Handler{
 		handler(kmsg.OffsetCommit.Int16(), s.OffsetCommit),
 		handler(kmsg.OffsetFetch.Int16(), s.OffsetFetch),
+		handler(kmsg.TxnOffsetCommit.Int16(), s.TxnOffsetCommit),
 		handler(kmsg.FindCoordinator.Int16(), s.FindCoordinator),
 		handler(kmsg.JoinGroup.Int16(), s.JoinGroup),
 		handler(kmsg.Heartbeat.Int16(), s.Heartbeat),
