@@ -270,7 +270,7 @@ func (g *ConsumerGroup) heartbeat(st *State, c *Meta, req *kmsg.ConsumerGroupHea
 	mid := memberID
 	resp.MemberID = &mid
 	resp.MemberEpoch = after.epoch
-	resp.HeartbeatIntervalMillis = int32(st.Cfg.Consumer.HeartbeatInterval / time.Millisecond)
+	resp.HeartbeatIntervalMillis = int32(st.consumerConfig(g.id).HeartbeatInterval / time.Millisecond)
 	full := req.MemberEpoch == 0 || (req.RebalanceTimeoutMillis != -1 &&
 		(req.SubscribedTopicNames != nil || req.SubscribedTopicRegex != nil) && req.Topics != nil)
 	if full || (before != after && !equalTP(before.assigned, after.assigned)) {
@@ -562,13 +562,13 @@ func (g *ConsumerGroup) sessionKey(m *consumerMember, mid string) string {
 	return m.sessionKey
 }
 
-// scheduleSession (re)arms the member's session timeout (group.consumer.session.timeout.ms);
-// expiry fences the member.
+// scheduleSession (re)arms the member's session timeout (group.consumer.session.timeout.ms, or
+// the group's consumer.session.timeout.ms); expiry fences the member.
 // A classic-protocol member uses the session timeout of its JoinGroup. Re-arming an armed
 // session timer only moves its deadline (Timers.Rearm: no allocation).
 func (g *ConsumerGroup) scheduleSession(st *State, mid string) {
 	gid := g.id
-	d := st.Cfg.Consumer.SessionTimeout
+	d := st.consumerConfig(gid).SessionTimeout
 	m := g.members[mid]
 	if m != nil && m.classic != nil {
 		d = time.Duration(m.classic.sessionTimeout) * time.Millisecond
