@@ -27,6 +27,13 @@ func (l *logBuffer) Write(p []byte) (int, error) {
 	return l.b.Write(p)
 }
 
+// String returns everything logged so far.
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // lines returns the INFO-or-above lines naming member.
 func (l *logBuffer) lines(member string) []string {
 	l.mu.Lock()
