@@ -152,6 +152,8 @@ func Start(opts Options) (*Broker, error) {
 		MaxRequestBytes:  int32(v.Int("socket.request.max.bytes")),
 		MaxConnections:   int(v.Int("muster.max.connections")),
 		MaxInflightBytes: v.Int("muster.connection.max.inflight.bytes"),
+		ClusterID:        clusterID,
+		NodeID:           v.NodeID(),
 	}, opts.Log)
 	b.registerHandlers()
 	b.wg.Add(1)
