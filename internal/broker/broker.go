@@ -122,6 +122,18 @@ func Start(opts Options) (*Broker, error) {
 	if err != nil {
 		return fail(fmt.Errorf("coordinator store in %s: %w", opts.DataDir, err))
 	}
+	// __consumer_offsets: one partition per shard, holding what the shards commit.
+	offsets := &offsetsTopic{plane: plane, log: opts.Log}
+	created, err := plane.EnsureGroupMetadataTopic(cst.Config().Shards, v.Int("offsets.topic.segment.bytes"))
+	if err != nil {
+		return fail(err)
+	}
+	if created {
+		if err := offsets.fill(context.Background(), db, cst); err != nil {
+			return fail(err)
+		}
+	}
+	cst.SetMirror(offsets)
 	ccfg := coordinator.ConfigFrom(v)
 	b.metrics = newRuntimeMetrics()
 	b.rt = engine.New(engine.Options[*coordinator.State]{

@@ -75,6 +75,7 @@ var brokerDefs = []Def{
 	{Name: "socket.request.max.bytes", Kind: Int, Default: "104857600", Min: i64(1)},
 	{Name: "offsets.topic.num.partitions", Kind: Int, Default: "50", Min: i64(1), Doc: "coordinator shards; fixed when the data dir is created"},
 	{Name: "offsets.topic.replication.factor", Kind: Int, Default: "1", Min: i64(1), Max: i64(32767)},
+	{Name: "offsets.topic.segment.bytes", Kind: Int, Default: "104857600", Min: i64(1), Doc: "segment.bytes of __consumer_offsets when it is created"},
 	{Name: "offset.metadata.max.bytes", Kind: Int, Default: "4096", Min: i64(0)},
 	{Name: "offsets.retention.minutes", Kind: Int, Default: "10080", Min: i64(1)},
 	{Name: "offsets.retention.ms", Kind: Long, Default: "-1", Min: i64(-1), Doc: "muster: finer retention; wins over offsets.retention.minutes when set"},

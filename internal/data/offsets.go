@@ -220,8 +220,9 @@ func (p *Plane) OffsetForLeaderEpoch(ctx context.Context, req *kmsg.OffsetForLea
 // the high watermark) and deletes the batches wholly below it; the batch
 // containing the new start is kept (fetches skip its earlier records client
 // side, as in Kafka). LowWatermark is the resulting log start offset.
-// Errors: UNKNOWN_TOPIC_OR_PARTITION, OFFSET_OUT_OF_RANGE (offset > HW or < -1),
-// POLICY_VIOLATION when the topic's cleanup.policy lacks "delete" (Kafka's
+// Errors: INVALID_TOPIC_EXCEPTION for an internal topic (Kafka's
+// ReplicaManager.deleteRecordsOnLocalLog), UNKNOWN_TOPIC_OR_PARTITION,
+// OFFSET_OUT_OF_RANGE (offset > HW or < -1), POLICY_VIOLATION when the topic's cleanup.policy lacks "delete" (Kafka's
 // Partition.deleteRecordsOnLeader).
 func (p *Plane) DeleteRecords(ctx context.Context, req *kmsg.DeleteRecordsRequest) *kmsg.DeleteRecordsResponse {
 	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
@@ -233,9 +234,12 @@ func (p *Plane) DeleteRecords(ctx context.Context, req *kmsg.DeleteRecordsReques
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LowWatermark = -1
-			if t == nil || rp.Partition < 0 || int(rp.Partition) >= len(parts) {
+			switch {
+			case t != nil && t.internal:
+				sp.ErrorCode = kerr.InvalidTopicException.Code // Kafka: "Cannot delete records of internal topic"
+			case t == nil || rp.Partition < 0 || int(rp.Partition) >= len(parts):
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			} else {
+			default:
 				lw, code := p.deleteRecords(t, parts[rp.Partition], rp.Offset)
 				sp.LowWatermark = lw
 				if code != nil {
