@@ -16,7 +16,9 @@ import (
 func TestKafkaRecordGoldenBytes(t *testing.T) {
 	h := func(parts ...string) string { return strings.Join(parts, "") }
 	// cs is a compact string; uv a one-byte unsigned varint.
-	cs := func(s string) string { return hex.EncodeToString([]byte{byte(len(s) + 1)}) + hex.EncodeToString([]byte(s)) }
+	cs := func(s string) string {
+		return hex.EncodeToString([]byte{byte(len(s) + 1)}) + hex.EncodeToString([]byte(s))
+	}
 	uv := func(n int) string { return hex.EncodeToString([]byte{byte(n)}) }
 	t1 := [16]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
 	uuid := hex.EncodeToString(t1[:])
