@@ -124,7 +124,8 @@ func Start(opts Options) (*Broker, error) {
 	}
 	// __consumer_offsets: one partition per shard, holding what the shards commit.
 	offsets := &offsetsTopic{plane: plane, log: opts.Log}
-	created, err := plane.EnsureGroupMetadataTopic(cst.Config().Shards, v.Int("offsets.topic.segment.bytes"))
+	created, err := plane.EnsureGroupMetadataTopic(cst.Config().Shards, v.Int("offsets.topic.segment.bytes"),
+		int16(v.Int("offsets.topic.compression.codec")))
 	if err != nil {
 		return fail(err)
 	}

@@ -46,7 +46,14 @@ func groupMetadataTopicConfigs(segmentBytes int64) map[string]*string {
 // client's Metadata request auto-created before the topic was internal; it holds no coordinator
 // record, so it is replaced. created reports a new (empty) topic, which the caller fills with
 // the coordinator's current records.
-func (p *Plane) EnsureGroupMetadataTopic(partitions int32, segmentBytes int64) (created bool, err error) {
+//
+// codec is offsets.topic.compression.codec: the compression of the record batches written to
+// the topic (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd).
+func (p *Plane) EnsureGroupMetadataTopic(partitions int32, segmentBytes int64, codec int16) (created bool, err error) {
+	if codec < codecNone || codec > codecZstd {
+		return false, fmt.Errorf("data: offsets.topic.compression.codec %d: not a compression codec", codec)
+	}
+	p.groupMetadataCodec.Store(int32(codec))
 	if t, parts := p.lookup(GroupMetadataTopic); t != nil {
 		if int32(len(parts)) == partitions {
 			return false, nil
@@ -86,18 +93,34 @@ func (p *Plane) AppendGroupMetadata(partition int32, recs []Record, b *pebble.Ba
 	}
 	part := parts[partition]
 	now := p.cfg.Now().UnixMilli()
-	batch := coordinatorBatch(recs, now)
+	codec := int16(p.groupMetadataCodec.Load())
+	var batch []byte
+	size := coordinatorBatchSize(recs)
+	if codec != codecNone {
+		batch = coordinatorBatch(nil, recs, now, codec)
+		size = len(batch)
+	}
 	t.life.RLock()
 	if t.deleted {
 		t.life.RUnlock()
 		return nop
 	}
 	part.mu.Lock()
-	sealKey, sealVal := part.maybeRoll(t.logConfig(), int64(len(batch)), now, int32(len(recs)-1), now)
+	sealKey, sealVal := part.maybeRoll(t.logConfig(), int64(size), now, int32(len(recs)-1), now)
 	base, pa := part.begin(int64(len(recs)))
 	part.mu.Unlock()
-	binary.BigEndian.PutUint64(batch[offBaseOffset:], uint64(base)) // outside the CRC
-	_ = b.Set(logKey(t.id, part.index, base), batch, nil)
+	key := logKey(t.id, part.index, base)
+	if batch != nil {
+		binary.BigEndian.PutUint64(batch[offBaseOffset:], uint64(base)) // outside the CRC
+		_ = b.Set(key, batch, nil)
+	} else {
+		// Uncompressed (Kafka's default): the batch is built in the Pebble batch's own buffer.
+		op := b.SetDeferred(len(key), size)
+		copy(op.Key, key)
+		coordinatorBatch(op.Value[:0], recs, now, codecNone)
+		binary.BigEndian.PutUint64(op.Value[offBaseOffset:], uint64(base))
+		_ = op.Finish()
+	}
 	if sealKey != nil {
 		_ = b.Set(sealKey, sealVal, nil)
 	}
@@ -107,17 +130,18 @@ func (p *Plane) AppendGroupMetadata(partition int32, recs []Record, b *pebble.Ba
 	}
 }
 
-// coordinatorBatch is recs as one uncompressed magic-2 record batch (Kafka's
+// coordinatorBatch appends to dst[:0] recs as one magic-2 record batch (Kafka's
 // DefaultRecordBatch) at base offset 0, every record with timestamp ts and no headers, no
-// producer id: how Kafka's coordinator runtime writes its records (CoordinatorRuntime with
-// offsets.topic.compression.codec 0).
-func coordinatorBatch(recs []Record, ts int64) []byte {
-	size := batchHeaderSize
-	for i, r := range recs {
-		n := recordBodyLen(i, r)
-		size += recVarintLen(int64(n)) + n
+// producer id, its records section compressed with codec: how Kafka's coordinator runtime writes
+// its records (CoordinatorRuntime, with offsets.topic.compression.codec). A codec that fails
+// leaves the batch uncompressed. Uncompressed, the batch is coordinatorBatchSize(recs) bytes
+// (with that capacity in dst nothing is allocated).
+func coordinatorBatch(dst []byte, recs []Record, ts int64, codec int16) []byte {
+	out := dst[:0]
+	if cap(out) < batchHeaderSize {
+		out = make([]byte, 0, coordinatorBatchSize(recs))
 	}
-	out := make([]byte, batchHeaderSize, size)
+	out = out[:batchHeaderSize]
 	for i, r := range recs {
 		out = binary.AppendVarint(out, int64(recordBodyLen(i, r)))
 		out = append(out, 0)                     // attributes
@@ -133,10 +157,27 @@ func coordinatorBatch(recs []Record, ts int64) []byte {
 		}
 		out = binary.AppendVarint(out, 0) // headers
 	}
+	attrs := int16(0)
+	if codec != codecNone {
+		if c, err := compress(codec, out[batchHeaderSize:], false); err == nil {
+			out = append(out[:batchHeaderSize], c...)
+			attrs = codec
+		}
+	}
 	h := batchHeader{LastOffsetDelta: int32(len(recs) - 1), ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}
-	writeBatchHeader(out, h, 0, ts, ts, int32(len(recs)), len(out)-batchHeaderSize)
+	writeBatchHeader(out, h, attrs, ts, ts, int32(len(recs)), len(out)-batchHeaderSize)
 	sealBatch(out)
 	return out
+}
+
+// coordinatorBatchSize is the size of recs as an uncompressed batch.
+func coordinatorBatchSize(recs []Record) int {
+	size := batchHeaderSize
+	for i, r := range recs {
+		n := recordBodyLen(i, r)
+		size += recVarintLen(int64(n)) + n
+	}
+	return size
 }
 
 // recordBodyLen is the length of record i after its length prefix.

@@ -21,10 +21,13 @@ func decodeFetched(t *testing.T, raw []byte) (offsets []int64, recs []Record) {
 		if got := crc32.Checksum(raw[21:n], crc32.MakeTable(crc32.Castagnoli)); got != uint32(b.CRC) {
 			t.Fatalf("batch at %d: bad CRC", b.FirstOffset)
 		}
-		if b.Magic != 2 || b.ProducerID != -1 || b.Attributes != 0 || b.NumRecords != b.LastOffsetDelta+1 {
+		if b.Magic != 2 || b.ProducerID != -1 || b.Attributes&^attrCompressionMask != 0 || b.NumRecords != b.LastOffsetDelta+1 {
 			t.Fatalf("batch header: %+v", b)
 		}
-		rest := b.Records
+		rest, err := decompress(b.Attributes&attrCompressionMask, b.Records, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for i := int32(0); i < b.NumRecords; i++ {
 			l, used := binary.Varint(rest)
 			var r kmsg.Record
@@ -48,14 +51,14 @@ func decodeFetched(t *testing.T, raw []byte) (offsets []int64, recs []Record) {
 func TestGroupMetadataTopic(t *testing.T) {
 	e := newEnv(t)
 	e.createTopic(GroupMetadataTopic, 1, nil) // what a client's Metadata request used to auto-create
-	if created, err := e.p.EnsureGroupMetadataTopic(4, 1<<20); err != nil || !created {
+	if created, err := e.p.EnsureGroupMetadataTopic(4, 1<<20, 0); err != nil || !created {
 		t.Fatalf("ensure: %v %v", created, err)
 	}
 	ti, _ := e.p.Topic(GroupMetadataTopic)
 	if ti.Partitions != 4 || !ti.Internal || ti.Configs["cleanup.policy"] != "compact" {
 		t.Fatalf("topic: %+v", ti)
 	}
-	if created, err := e.p.EnsureGroupMetadataTopic(4, 1<<20); err != nil || created {
+	if created, err := e.p.EnsureGroupMetadataTopic(4, 1<<20, 0); err != nil || created {
 		t.Fatalf("ensure again: %v %v", created, err)
 	}
 	appendRecs := func(recs []Record, commit bool) {
@@ -88,10 +91,35 @@ func TestGroupMetadataTopic(t *testing.T) {
 	check()
 	e.restart()
 	check()
-	if created, err := e.p.EnsureGroupMetadataTopic(4, 1<<20); err != nil || created {
+	if created, err := e.p.EnsureGroupMetadataTopic(4, 1<<20, 0); err != nil || created {
 		t.Fatalf("ensure after restart: %v %v", created, err)
 	}
 	if done := e.p.AppendGroupMetadata(9, []Record{{Key: []byte("k")}}, e.db.NewBatch()); done == nil {
 		t.Fatal("no done for a partition out of range")
+	}
+}
+
+// TestGroupMetadataTopicCompressed: offsets.topic.compression.codec compresses the batches.
+func TestGroupMetadataTopicCompressed(t *testing.T) {
+	e := newEnv(t)
+	if _, err := e.p.EnsureGroupMetadataTopic(2, 1<<20, 9); err == nil {
+		t.Fatal("codec 9 accepted")
+	}
+	if _, err := e.p.EnsureGroupMetadataTopic(2, 1<<20, codecLz4); err != nil {
+		t.Fatal(err)
+	}
+	b := e.db.NewBatch()
+	done := e.p.AppendGroupMetadata(1, []Record{{Key: []byte("k"), Value: []byte("vvvvvvvvvvvvvvvvvvvv")}, {Key: []byte("k2")}}, b)
+	if err := b.Commit(pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	done(true)
+	f := e.fetch(GroupMetadataTopic, 1, 0)
+	if f.RecordBatches[offAttributes+1]&attrCompressionMask != codecLz4 {
+		t.Fatalf("batch not lz4: attributes %x", f.RecordBatches[offAttributes:offAttributes+2])
+	}
+	offs, recs := decodeFetched(t, f.RecordBatches)
+	if len(recs) != 2 || offs[1] != 1 || string(recs[0].Value) != "vvvvvvvvvvvvvvvvvvvv" || recs[1].Value != nil {
+		t.Fatalf("records %v %q", offs, recs)
 	}
 }
