@@ -130,3 +130,28 @@ func TestKafkaRecordPassThroughAndErrors(t *testing.T) {
 		t.Errorf("unknown type: %v", err)
 	}
 }
+
+// FuzzKafkaRecord: converting any key and value to Kafka's format never panics; a value it
+// accepts is at most a small multiple of the input.
+func FuzzKafkaRecord(f *testing.F) {
+	ts := newStreamsTaskSet()
+	ts.Active[streamsTask{"0", 1}] = 3
+	seeds := [][2][]byte{
+		{cgMetadataKey("g"), cgMetadataValue(7, 9)},
+		{cgMemberKey("g", "m"), cgMemberValue(&consumerMember{id: "m", clientID: "c", subscribedNames: []string{"a"},
+			classic: &cgClassicMeta{sessionTimeout: 1, protocols: []classicProtocol{{Name: "r", Metadata: []byte{1}}}}})},
+		{cgCurrentKey("g", "m"), cgCurrentValue(&consumerCurrent{epoch: 1, assigned: topicPartitions{{1}: {0, 1}}})},
+		{groupKey(RecStreamsGroupCurrentMember, "g", "m"), encodeStreamsCurrent(&streamsCurrent{Assigned: ts, PendingRevocation: newStreamsTaskSet()})},
+		{groupKey(RecStreamsGroupTopology, "g"), encodeStreamsTopology(&StreamsTopology{Epoch: 1,
+			Subtopologies: []StreamsSubtopology{{ID: "0", SourceTopics: []string{"in"}}}})},
+	}
+	for _, s := range seeds {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, key, value []byte) {
+		_, v, err := KafkaRecord(key, value)
+		if err == nil && len(v) > 8*len(value)+64 {
+			t.Fatalf("%d value bytes became %d", len(value), len(v))
+		}
+	})
+}
