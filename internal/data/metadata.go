@@ -56,6 +56,10 @@ func (p *Plane) Metadata(ctx context.Context, req *kmsg.MetadataRequest) *kmsg.M
 			name := *rt.Topic
 			st.Topic = &name
 			st.ErrorCode = aerr.code.Code
+			if aerr.code == kerr.KafkaStorageError {
+				// Auto-creation refused (a full disk): retriable, as while Kafka creates a topic.
+				st.ErrorCode = kerr.LeaderNotAvailable.Code
+			}
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}

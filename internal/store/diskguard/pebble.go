@@ -256,10 +256,12 @@ func (r *reclaimer) init() {
 	r.done = make(chan struct{})
 }
 
-// SetCompactor sets how the key range [start, end) is compacted (pebble.DB.Compact) and starts
-// the reclaimer; call it once, before writes begin.
-func (g *Guard) SetCompactor(compact func(ctx context.Context, start, end []byte) error) {
-	g.reclaim.compact = compact
+// StartReclaimer lets Reclaim compact ranges of db; call it once, before writes begin, and
+// Close the guard before db.
+func (g *Guard) StartReclaimer(db *pebble.DB) {
+	g.reclaim.compact = func(ctx context.Context, start, end []byte) error {
+		return db.Compact(ctx, start, end, false)
+	}
 	g.reclaim.started = true
 	go g.reclaimLoop()
 }
