@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/muster-io/muster/internal/config"
@@ -30,6 +31,7 @@ import (
 	"github.com/muster-io/muster/internal/data"
 	"github.com/muster-io/muster/internal/server"
 	"github.com/muster-io/muster/internal/store"
+	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
 // Options configure a broker.
@@ -59,6 +61,7 @@ type Broker struct {
 	metrics *runtimeMetrics
 	td      *api.TopologyDescriptions // KIP-1331; nil = no plugin
 	walFS   *store.SyncCountingFS     // counts WAL fsyncs (muster_store_wal_syncs_total)
+	guard   *diskguard.Guard          // free space and store health: which writes are taken
 	wg      sync.WaitGroup
 	closeMu sync.Once
 }
@@ -78,15 +81,21 @@ func Start(opts Options) (*Broker, error) {
 	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	b.walFS = store.NewSyncCountingFS(nil)
-	db, err := pebble.Open(filepath.Join(opts.DataDir, "pebble"), &pebble.Options{Logger: quietPebbleLogger{opts.Log}, MemTableSize: 64 << 20, FS: b.walFS})
+	v := opts.Config
+	b.guard = newGuard(v, opts.DataDir, opts.Log, b.probe)
+	b.guard.Start() // a disk already short of space: start degraded
+	b.walFS = store.NewSyncCountingFS(b.guard.FS(vfs.Default))
+	db, err := pebble.Open(filepath.Join(opts.DataDir, "pebble"), &pebble.Options{Logger: b.guard.PebbleLogger(),
+		EventListener: b.guard.EventListener(), MemTableSize: memTableSize(b.guard.Status().Threshold), FS: b.walFS})
 	if err != nil {
+		b.guard.Close()
 		if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) || strings.Contains(err.Error(), "lock held") {
 			return nil, fmt.Errorf("data dir %s is in use by another process (its lock is held); stop that process or choose another --data-dir", opts.DataDir)
 		}
 		return nil, fmt.Errorf("opening the store in %s (a corrupt or unreadable data dir refuses to start): %w", opts.DataDir, err)
 	}
 	b.db = db
+	b.guard.StartReclaimer(db)
 	fail := func(err error) (*Broker, error) {
 		b.Close()
 		return nil, err
@@ -100,7 +109,6 @@ func Start(opts Options) (*Broker, error) {
 	if err != nil {
 		return fail(err)
 	}
-	v := opts.Config
 	clusterID := v.String("cluster.id")
 	if clusterID == "" {
 		sum := sha256.Sum256([]byte(filepath.Clean(opts.DataDir)))
@@ -113,17 +121,18 @@ func Start(opts Options) (*Broker, error) {
 		AutoCreateTopics:         v.Bool("auto.create.topics.enable"), Now: opts.Clock.Now,
 		RetentionCheckInterval: v.Ms("log.retention.check.interval.ms"),
 		Values:                 v,
+		Guard:                  b.guard,
 	}, opts.Log)
 	if err != nil {
 		return fail(fmt.Errorf("loading partitions from %s: %w", opts.DataDir, err))
 	}
 	b.plane = plane
-	cst, err := store.OpenPebble(db, int32(v.Int("offsets.topic.num.partitions")))
+	cst, err := store.OpenPebbleGuarded(db, int32(v.Int("offsets.topic.num.partitions")), b.guard)
 	if err != nil {
 		return fail(fmt.Errorf("coordinator store in %s: %w", opts.DataDir, err))
 	}
 	ccfg := coordinator.ConfigFrom(v)
-	b.metrics = newRuntimeMetrics()
+	b.metrics = newRuntimeMetrics(b.guard)
 	b.rt = engine.New(engine.Options[*coordinator.State]{
 		Shards: ccfg.Shards,
 		New: func(shard int32) *coordinator.State {
@@ -135,9 +144,10 @@ func Start(opts Options) (*Broker, error) {
 		QueueDepth: int(v.Int("muster.shard.queue.depth")),
 		Hooks:      b.metrics.hooks(),
 		Refresh:    refreshImage(plane),
+		Writes:     groupWrites{b.guard},
 	})
 	b.svc = &api.Service{RT: b.rt, Cfg: ccfg, Log: opts.Log, Topics: topics{plane},
-		Self: api.Endpoint{NodeID: v.NodeID(), Host: host, Port: port}}
+		Self: api.Endpoint{NodeID: v.NodeID(), Host: host, Port: port}, Writes: groupWrites{b.guard}}
 	if b.td, err = newTopologyDescriptions(v, opts.DataDir, b); err != nil {
 		return fail(err)
 	}
@@ -176,7 +186,7 @@ func Start(opts Options) (*Broker, error) {
 		b.log.Warn("advertised.listeners has several entries; muster serves one PLAINTEXT listener and advertises the first", "using", net.JoinHostPort(host, strconv.Itoa(int(port))))
 	}
 	b.log.Info("muster serving", "kafka", ln.Addr().String(), "advertised", net.JoinHostPort(host, strconv.Itoa(int(port))),
-		"http", opts.HTTPListen, "data_dir", opts.DataDir, "shards", ccfg.Shards)
+		"http", opts.HTTPListen, "data_dir", opts.DataDir, "shards", ccfg.Shards, "storage", b.guard.Status().State.String())
 	return b, nil
 }
 
@@ -225,6 +235,9 @@ func (b *Broker) Coordinator() *api.Service { return b.svc }
 // Plane exposes the data plane (tests).
 func (b *Broker) Plane() *data.Plane { return b.plane }
 
+// Guard exposes the disk guard (tests).
+func (b *Broker) Guard() *diskguard.Guard { return b.guard }
+
 // GroupConfigs is the durable store of group configs (GROUP resources of
 // IncrementalAlterConfigs), which the group coordinator reads.
 func (b *Broker) GroupConfigs() config.GroupConfigs { return b.plane.GroupConfigs() }
@@ -243,7 +256,9 @@ func (b *Broker) WaitReady(ctx context.Context) error {
 
 // Close stops the listeners, drains the coordinator (in-flight batches commit) and closes the
 // store. SIGTERM runs this; SIGKILL loses nothing acknowledged because acknowledgements follow
-// fsync.
+// fsync. A failed store (diskguard.Failed) is left unclosed: its WAL cannot be closed cleanly
+// and a Pebble goroutine may be parked holding its lock; the next start recovers from the
+// files, which hold every acknowledged write.
 func (b *Broker) Close() error {
 	var err error
 	b.closeMu.Do(func() {
@@ -264,8 +279,13 @@ func (b *Broker) Close() error {
 		if b.plane != nil {
 			b.plane.Close()
 		}
+		b.guard.Close()
 		if b.db != nil {
-			err = b.db.Close()
+			if st := b.guard.Status(); st.State == diskguard.Failed {
+				b.log.Warn("storage: the store failed; exiting without closing it (the next start recovers every acknowledged write from its WAL)", "reason", st.Reason)
+			} else {
+				err = b.db.Close()
+			}
 		}
 	})
 	return err

@@ -171,6 +171,8 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 	logStart := part.logStart
 	part.mu.Unlock()
 
+	p.cfg.Guard.Spend(len(records))
+
 	// Build the stored batch straight into the Pebble batch: the records as
 	// sent with the base offset and partition leader epoch (both outside the
 	// CRC) rewritten, and LogAppendTime stamped when the topic says so; the

@@ -17,6 +17,9 @@ func (s *Service) OffsetCommit(ctx context.Context, meta coordinator.Meta, req *
 	if req.Version < 2 {
 		return coordinator.OffsetCommitResponse(req, kerr.UnsupportedVersion)
 	}
+	if err := s.refuseWrite(); err != nil {
+		return coordinator.OffsetCommitResponse(req, err)
+	}
 	known, unknown := splitUnknownPartitions(s.image(), req.Topics,
 		func(t kmsg.OffsetCommitRequestTopic) (string, []kmsg.OffsetCommitRequestTopicPartition) {
 			return t.Topic, t.Partitions

@@ -164,6 +164,10 @@ type Guard struct {
 	cur     atomic.Pointer[snapshot]
 	refused [4][numWrites]atomic.Int64 // by State (reason) and Write
 	bgErrs  atomic.Int64
+	// budget is half the free space above the threshold at the last check, less what Spend
+	// reported since: a check runs as soon as it is spent, so a burst of writes cannot run far
+	// past the threshold between two periodic checks.
+	budget atomic.Int64
 
 	mu       sync.Mutex // orders state changes and guards the fields below
 	status   Status
@@ -269,6 +273,14 @@ func (g *Guard) Refuse(w Write) error {
 	return s.err
 }
 
+// Spend tells the guard that about n bytes are being written; when the writes since the last
+// check may have used half the room above the threshold, a check runs at once. One atomic add.
+func (g *Guard) Spend(n int) {
+	if g != nil && g.budget.Add(-int64(n)) < 0 {
+		g.CheckNow()
+	}
+}
+
 // Refused returns how many writes of kind w were refused in state s since start.
 func (g *Guard) Refused(s State, w Write) int64 {
 	if g == nil {
@@ -358,6 +370,11 @@ func (g *Guard) check() {
 		st.Free, st.Total = avail, total
 		st.Threshold = g.threshold(total)
 		st.Resume = st.Threshold + st.Threshold/10
+		if st.Threshold > 0 && st.Free > st.Threshold {
+			g.budget.Store(int64(st.Free-st.Threshold) / 2)
+		} else {
+			g.budget.Store(1 << 62) // no threshold, or refusing already
+		}
 	} else {
 		g.pebbleLog.Log(slog.LevelWarn, "storage: reading the free space of the data dir failed", "dir", g.opts.Dir, "err", derr)
 	}
