@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -64,6 +65,9 @@ type Broker struct {
 	guard   *diskguard.Guard          // free space and store health: which writes are taken
 	wg      sync.WaitGroup
 	closeMu sync.Once
+	// serving is set once Start has built everything: the HTTP endpoints, up from the start
+	// so that a start-up stuck on a full disk can say so, read the rest only then.
+	serving atomic.Bool
 }
 
 // Start opens the data dir, loads the coordinator shards in the background and starts serving.
@@ -85,10 +89,19 @@ func Start(opts Options) (*Broker, error) {
 	b.guard = newGuard(v, opts.DataDir, opts.Log, b.probe)
 	b.guard.Start() // a disk already short of space: start degraded
 	b.walFS = store.NewSyncCountingFS(b.guard.FS(vfs.Default))
+	b.metrics = newRuntimeMetrics(b.guard)
+	if opts.HTTPListen != "" {
+		// Up before the store opens: Pebble flushes what its WAL holds before Open returns,
+		// which waits for space on a full disk; /readyz and /metrics say so meanwhile.
+		if err := b.startHTTP(); err != nil {
+			b.guard.Close()
+			return nil, err
+		}
+	}
 	db, err := pebble.Open(filepath.Join(opts.DataDir, "pebble"), &pebble.Options{Logger: b.guard.PebbleLogger(),
 		EventListener: b.guard.EventListener(), MemTableSize: memTableSize(b.guard.Status().Threshold), FS: b.walFS})
 	if err != nil {
-		b.guard.Close()
+		b.Close()
 		if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) || strings.Contains(err.Error(), "lock held") {
 			return nil, fmt.Errorf("data dir %s is in use by another process (its lock is held); stop that process or choose another --data-dir", opts.DataDir)
 		}
@@ -132,7 +145,6 @@ func Start(opts Options) (*Broker, error) {
 		return fail(fmt.Errorf("coordinator store in %s: %w", opts.DataDir, err))
 	}
 	ccfg := coordinator.ConfigFrom(v)
-	b.metrics = newRuntimeMetrics(b.guard)
 	b.rt = engine.New(engine.Options[*coordinator.State]{
 		Shards: ccfg.Shards,
 		New: func(shard int32) *coordinator.State {
@@ -171,11 +183,7 @@ func Start(opts Options) (*Broker, error) {
 			b.log.Error("kafka listener stopped", "err", err)
 		}
 	}()
-	if opts.HTTPListen != "" {
-		if err := b.startHTTP(); err != nil {
-			return fail(err)
-		}
-	}
+	b.serving.Store(true)
 	for _, k := range []string{"listeners", "log.dirs", "log.dir"} {
 		if v.IsSet(k) {
 			b.log.Warn("config key accepted for compatibility but not used", "key", k,

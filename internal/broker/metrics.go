@@ -133,6 +133,9 @@ func (g groupCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (g groupCollector) Collect(ch chan<- prometheus.Metric) {
+	if !g.b.serving.Load() {
+		return // starting: the coordinator does not exist yet
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	var sum coordinator.ShardMetrics
@@ -216,6 +219,15 @@ func (b *Broker) startHTTP() error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !b.serving.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			msg := "starting: opening the store in " + b.opts.DataDir
+			if _, note := storageReadiness(b.guard); note != "" {
+				msg += "; " + note
+			}
+			fmt.Fprintf(w, "not ready: %s\n", msg)
+			return
+		}
 		st := b.rt.ShardStatus()
 		var notReady []string
 		for i, s := range st {

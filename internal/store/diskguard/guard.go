@@ -387,9 +387,13 @@ func (g *Guard) check() {
 	case g.storeErr != "":
 		next = StoreError
 		reason = "a write to the store failed; writes are refused until a probe write succeeds: " + g.storeErr
-	case low:
+	case low && st.Free < st.Threshold:
 		next = LowSpace
 		reason = fmt.Sprintf("free disk space %s is below the threshold %s (muster.storage.min.free.bytes, muster.storage.min.free.ratio); writes that grow the store are refused until %s are free",
+			bytesString(st.Free), bytesString(st.Threshold), bytesString(st.Resume))
+	case low:
+		next = LowSpace
+		reason = fmt.Sprintf("free disk space %s is back above the threshold %s but not yet above %s (threshold + 10 %%); writes that grow the store are refused until then",
 			bytesString(st.Free), bytesString(st.Threshold), bytesString(st.Resume))
 	}
 	if next == prev && (next == OK || reason == st.Reason) {
