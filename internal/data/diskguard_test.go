@@ -1,6 +1,7 @@
 package data
 
 import (
+	"context"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -22,11 +23,11 @@ type guardedEnv struct {
 	avail atomic.Uint64
 }
 
-func newGuardedEnv(t *testing.T, fs vfs.FS) *guardedEnv {
+func newGuardedEnv(t testing.TB, fs vfs.FS, interval time.Duration) *guardedEnv {
 	t.Helper()
-	ge := &guardedEnv{env: &env{t: t, dir: t.TempDir(), ctx: t.Context(), now: time.UnixMilli(1_700_000_000_000)}}
+	ge := &guardedEnv{env: &env{t: t, dir: t.TempDir(), ctx: context.Background(), now: time.UnixMilli(1_700_000_000_000)}}
 	ge.avail.Store(1 << 30)
-	ge.g = diskguard.New(diskguard.Options{MinFreeBytes: 100 << 20, Interval: 5 * time.Millisecond,
+	ge.g = diskguard.New(diskguard.Options{MinFreeBytes: 100 << 20, Interval: interval,
 		DiskUsage: func(string) (uint64, uint64, error) { return ge.avail.Load(), 2 << 30, nil }})
 	ge.g.Start()
 	ge.cfg = Config{NodeID: 1, AdvertisedHost: "127.0.0.1", AdvertisedPort: 9092, ClusterID: "muster-test",
@@ -62,7 +63,7 @@ func (ge *guardedEnv) waitState(want diskguard.State) {
 // Metadata's auto-creation LEADER_NOT_AVAILABLE; Fetch, AlterConfigs, DeleteRecords and
 // DeleteTopics work; once space is back, Produce works again without a restart.
 func TestLowSpaceRefusesWhatGrows(t *testing.T) {
-	ge := newGuardedEnv(t, nil)
+	ge := newGuardedEnv(t, nil, 5*time.Millisecond)
 	defer func() { ge.p.Close(); ge.g.Close(); ge.db.Close() }()
 	ge.createTopic("t", 1, nil)
 	ge.createTopic("gone", 1, nil)
@@ -160,7 +161,7 @@ func TestWALFaultStallsTheLog(t *testing.T) {
 		}
 		return nil
 	})
-	ge := newGuardedEnv(t, errorfs.Wrap(vfs.Default, inj))
+	ge := newGuardedEnv(t, errorfs.Wrap(vfs.Default, inj), 5*time.Millisecond)
 	defer func() { ge.p.Close(); ge.g.Close() }() // the DB is abandoned: its WAL is broken
 	ge.createTopic("t", 1, nil)
 	if sp := ge.produce("t", 0, makeBatch(batchOpts{n: 3, valSize: 10, ts: 1})); sp.ErrorCode != 0 {

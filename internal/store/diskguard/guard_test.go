@@ -36,7 +36,7 @@ func (b *logBuf) String() string {
 	return b.buf.String()
 }
 
-func newTestGuard(t *testing.T, d *fakeDisk, opts Options) (*Guard, *logBuf) {
+func newTestGuard(t testing.TB, d *fakeDisk, opts Options) (*Guard, *logBuf) {
 	t.Helper()
 	lb := &logBuf{}
 	opts.Log = slog.New(slog.NewTextHandler(lb, nil))
@@ -169,4 +169,26 @@ func TestNilGuard(t *testing.T) {
 	g.Reclaim([]byte("a"), []byte("b"))
 	g.ReportError(errors.New("x"))
 	g.Close()
+}
+
+// BenchmarkFastPath is what the guard adds to one produce while the store takes every write:
+// the refusal check, Spend and the Commit wrapper around an empty commit.
+func BenchmarkFastPath(b *testing.B) {
+	d := &fakeDisk{}
+	d.total.Store(1 << 40)
+	d.avail.Store(1 << 39)
+	g, _ := newTestGuard(b, d, Options{MinFreeBytes: 1 << 30})
+	commit := func() error { return nil }
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if g.Refuse(Produce) != nil {
+				b.Fatal("refused")
+			}
+			g.Spend(100 << 10)
+			if err := g.Commit(Produce, commit); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
