@@ -88,6 +88,10 @@ func Start(opts Options) (*Broker, error) {
 	v := opts.Config
 	b.guard = newGuard(v, opts.DataDir, opts.Log, b.probe)
 	b.guard.Start() // a disk already short of space: start degraded
+	if st := b.guard.Status(); st.Total > 0 && st.Threshold >= st.Total {
+		b.log.Warn("storage: the free-space threshold is larger than the data dir's file system: every write that grows the store will be refused; lower muster.storage.min.free.bytes",
+			"threshold_bytes", st.Threshold, "file_system_bytes", st.Total)
+	}
 	b.walFS = store.NewSyncCountingFS(b.guard.FS(vfs.Default))
 	b.metrics = newRuntimeMetrics(b.guard)
 	if opts.HTTPListen != "" {
