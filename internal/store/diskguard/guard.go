@@ -128,8 +128,6 @@ type Options struct {
 	DiskUsage func(dir string) (avail, total uint64, err error)
 	// Probe writes a little durably; StoreError ends when it succeeds (nil: at the next check).
 	Probe func() error
-	// OnChange, when set, is called after every change of state (tests, metrics).
-	OnChange func(Status)
 }
 
 // Status is the guard's view of the store.
@@ -421,10 +419,6 @@ func (g *Guard) check() {
 		}
 		g.log.Log(context.Background(), lvl, "storage: degraded, refusing writes", "state", next.String(), "reason", reason,
 			"free_bytes", st.Free, "threshold_bytes", st.Threshold)
-	}
-	if g.opts.OnChange != nil {
-		s := *st
-		go g.opts.OnChange(s)
 	}
 }
 
