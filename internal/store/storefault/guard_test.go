@@ -55,7 +55,7 @@ func openGuarded(t *testing.T, dir string, fs vfs.FS) *guardedEnv {
 	ge.free.Store(1 << 30)
 	ge.probeOK.Store(true)
 	ge.g = diskguard.New(diskguard.Options{Dir: dir, MinFreeBytes: 100 << 20, Interval: 5 * time.Millisecond,
-		Log: slog.New(slog.DiscardHandler),
+		Log:       slog.New(slog.DiscardHandler),
 		DiskUsage: func(string) (uint64, uint64, error) { return uint64(ge.free.Load()), 2 << 30, nil },
 		Probe: func() error {
 			if !ge.probeOK.Load() {
