@@ -61,6 +61,9 @@ func (c txnCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c txnCollector) Collect(ch chan<- prometheus.Metric) {
+	if !c.b.serving.Load() {
+		return // still starting
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	var sum txn.Metrics

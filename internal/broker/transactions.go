@@ -24,7 +24,7 @@ import (
 // (offset markers, TxnOffsetCommit verification, FindCoordinator for transactional ids).
 func (b *Broker) startTransactions(v *config.Values) error {
 	tcfg := txn.ConfigFrom(v)
-	st, err := store.OpenPebbleNamespace(b.db, store.TransactionNamespace, tcfg.Shards)
+	st, err := store.OpenPebbleNamespace(b.db, store.TransactionNamespace, tcfg.Shards, b.guard)
 	if err != nil {
 		return fmt.Errorf("transaction coordinator store: %w", err)
 	}

@@ -2,12 +2,15 @@ package data
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sort"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
 // Transactions in the data plane (KIP-98): a transactional producer's first batch in a
@@ -275,8 +278,10 @@ func (p *Plane) appendMarker(t *topic, part *partition, pid int64, epoch int16, 
 			_ = b.Set(abortedTxnKey(t.id, part.index, base, pid), binary.BigEndian.AppendUint64(nil, uint64(ot.first)), nil)
 		}
 	}
-	err := b.Commit(pebble.Sync)
+	err := p.commit(diskguard.TxnMarker, func() error { return b.Commit(pebble.Sync) })
 	_ = b.Close()
+	var failed *diskguard.CommitError
+	stall := errors.As(err, &failed)
 
 	part.mu.Lock()
 	if ot != nil {
@@ -296,9 +301,11 @@ func (p *Plane) appendMarker(t *topic, part *partition, pid int64, epoch int16, 
 		ps.lastMarker = markerNone
 	}
 	part.mu.Unlock()
-	part.finish(pa, err != nil) // the high watermark passes the marker: long polls wake
+	part.finish(pa, err != nil, stall) // the high watermark passes the marker: long polls wake
 	if err != nil {
-		p.log.Error("transaction marker commit", "topic", t.name, "partition", part.index, "err", err)
+		if !errors.Is(err, diskguard.ErrRefused) {
+			p.log.Error("transaction marker commit", "topic", t.name, "partition", part.index, "err", err)
+		}
 		return kerr.KafkaStorageError
 	}
 	return nil
@@ -390,7 +397,7 @@ func (p *Plane) loadTxnState() error {
 		for _, k := range stale {
 			_ = b.Delete(k, nil)
 		}
-		err := b.Commit(pebble.Sync)
+		err := p.commit(diskguard.Retention, func() error { return b.Commit(pebble.Sync) })
 		_ = b.Close()
 		if err != nil {
 			return fmt.Errorf("data: drop stale transaction state: %w", err)

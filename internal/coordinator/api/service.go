@@ -10,12 +10,15 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/muster-io/muster/internal/coordinator"
 	"github.com/muster-io/muster/internal/coordinator/engine"
+	"github.com/muster-io/muster/internal/lograte"
 	"github.com/muster-io/muster/internal/metadata"
 )
 
@@ -51,6 +54,27 @@ type Service struct {
 	// Transactions answers FindCoordinator for transactional ids (key type 1); nil: they get
 	// COORDINATOR_NOT_AVAILABLE.
 	Transactions TxnLocator
+	// Writes tells whether the store takes writes now (the runtime's Options.Writes; nil:
+	// always). See writes.go.
+	Writes engine.WriteGate
+
+	frozenMu sync.Mutex
+	frozen   map[string]struct{} // groups whose writes a shard refused (writes.go)
+	frozenN  atomic.Int32
+	logOnce  sync.Once
+	limited  *lograte.Limiter // repeated warnings (limitedLog)
+}
+
+// limitedLog is the Service's log with repeats of a line summarised once per 30 s.
+func (s *Service) limitedLog() *lograte.Limiter {
+	s.logOnce.Do(func() {
+		log := s.Log
+		if log == nil {
+			log = slog.New(slog.DiscardHandler)
+		}
+		s.limited = lograte.New(log, 30*time.Second)
+	})
+	return s.limited
 }
 
 // TxnLocator is the transaction coordinator as FindCoordinator asks it: 0 when the shard of a
