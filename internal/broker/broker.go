@@ -110,6 +110,7 @@ func Start(opts Options) (*Broker, error) {
 	}
 	b.walFS = store.NewSyncCountingFS(b.guard.FS(vfs.Default))
 	b.metrics = newRuntimeMetrics(b.guard)
+	b.secMetrics = newSecurityMetrics()
 	b.txnMetrics = newTxnMetrics()
 	if opts.HTTPListen != "" {
 		// Up before the store opens: Pebble flushes what its WAL holds before Open returns,
