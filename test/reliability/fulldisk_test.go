@@ -24,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // mountSmallFS mounts a size-limited tmpfs of mib MiB at a fresh directory and unmounts it when
@@ -105,9 +106,17 @@ func tryProduce(cl *kgo.Client, topic string, value []byte) (int16, string, erro
 	return p.ErrorCode, msg, nil
 }
 
-// rawCommit sends one OffsetCommit v8 for a simple group straight to the broker.
+// rawCommit sends one OffsetCommit (by topic name: v9 at most, since v10 names topics by id)
+// for a simple group straight to the broker.
 func rawCommit(t *testing.T, cl *kgo.Client, group, topic string, offset int64) int16 {
 	t.Helper()
+	vs := kversion.Stable()
+	vs.SetMaxKeyVersion(kmsg.OffsetCommit.Int16(), 9)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cl.OptValue(kgo.SeedBrokers).([]string)...), kgo.MaxVersions(vs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Version, req.Group, req.Generation = 8, group, -1
 	rt := kmsg.NewOffsetCommitRequestTopic()
