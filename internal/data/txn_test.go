@@ -305,7 +305,7 @@ func TestTxnListOffsetsReadCommitted(t *testing.T) {
 	e.produceTxn("tx", "t", 0, 11, makeBatch(batchOpts{idem: true, n: 2, pid: 5, ts: 500, attrs: attrTransactional}))
 	list := func(ts int64, iso int8) int64 {
 		req := kmsg.NewPtrListOffsetsRequest()
-		req.Version, req.IsolationLevel = 5, iso
+		req.Version, req.IsolationLevel = 7, iso
 		req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "t", Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0, Timestamp: ts, CurrentLeaderEpoch: -1}}}}
 		return e.p.ListOffsets(e.ctx, req).Topics[0].Partitions[0].Offset
 	}
