@@ -24,6 +24,7 @@ import (
 	"github.com/muster-io/muster/internal/cli/consumergroups"
 	"github.com/muster-io/muster/internal/cli/storage"
 	"github.com/muster-io/muster/internal/cli/streamsgroups"
+	"github.com/muster-io/muster/internal/cli/transactions"
 )
 
 func main() {
@@ -34,7 +35,7 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(serveCommand(), consumergroups.NewCommand(), streamsgroups.NewCommand(), configs.NewCommand(),
-		acls.NewCommand(), storage.NewCommand())
+		acls.NewCommand(), storage.NewCommand(), transactions.NewCommand())
 	if err := root.Execute(); err != nil {
 		var ee *clikit.ExitError
 		if errors.As(err, &ee) {
