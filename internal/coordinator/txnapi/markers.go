@@ -165,7 +165,7 @@ func (s *Service) complete(ctx context.Context, shard int32, p txn.Prepared) err
 	start := time.Now()
 	c.err = s.writeMarkers(ctx, p)
 	if c.err == nil {
-		_, c.err = doShard(ctx, s, shard, coordinator.Meta{}, txn.CompleteTxn(p))
+		c.err = s.completeApplied(ctx, shard, p)
 	}
 	if h := s.Hooks.OnMarkers; h != nil {
 		h(p.Commit, len(p.Partitions), time.Since(start), c.err)
@@ -177,6 +177,34 @@ func (s *Service) complete(ctx context.Context, shard int32, p txn.Prepared) err
 	s.mu.Unlock()
 	close(c.done)
 	return c.err
+}
+
+// completeApplied records p's completion and returns once the shard applied it, without
+// waiting for its record to be durable: every later operation on the shard (the client's next
+// transaction) sees the transaction complete and is made durable after it, and should the
+// record be lost (a crash, a failed batch) the reloaded shard finds the transaction prepared
+// again and the markers, idempotent, are written once more. This saves the client one fsync per
+// transaction.
+func (s *Service) completeApplied(ctx context.Context, shard int32, p txn.Prepared) error {
+	applied := make(chan struct{}, 1)
+	failed := make(chan error, 1)
+	go func() {
+		_, err := doShard(context.Background(), s, shard, coordinator.Meta{}, func(st *txn.ShardState, c *coordinator.Call[bool]) {
+			txn.CompleteTxn(p)(st, c)
+			applied <- struct{}{}
+		})
+		if err != nil {
+			failed <- err
+		}
+	}()
+	select {
+	case <-applied:
+		return nil
+	case err := <-failed:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // writeMarkers writes p's marker into every partition, concurrently. A partition whose topic
