@@ -1,7 +1,10 @@
 package security
 
 import (
+	"io"
+	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -194,6 +197,9 @@ func TestAuthorizeStreamsGroupAPIs(t *testing.T) {
 		}
 		wantCode(t, "push "+g, pushDescription(t, e.alice, g, "alice-1").ErrorCode, kerr.GroupAuthorizationFailed)
 	}
+	if n := e.topoDescMetric("set_success") + e.topoDescMetric("set_error"); n != 0 {
+		t.Fatalf("a denied push called the plugin (%d calls)", n)
+	}
 	e.grant(aliceOnGroups(ops(kadm.OpRead), "sg"))
 	r := sgHeartbeat(e.alice, "sg", "alice-1", "__consumer_offsets", "")
 	wantCode(t, "topology with an internal topic", r.ErrorCode, kerr.StreamsInvalidTopology)
@@ -265,10 +271,33 @@ func TestAuthorizeStreamsGroupAPIs(t *testing.T) {
 		g.Topology != nil || g.TopologyDescription != nil || len(g.Members) != 0 {
 		t.Fatalf("topic-denied streams describe: %+v", g)
 	}
+	if n := e.topoDescMetric("get_success") + e.topoDescMetric("get_error"); n != 0 {
+		t.Fatalf("denied describes called the plugin's getTopology (%d calls)", n)
+	}
 	grantBob(kadm.NewACLs().Allow("User:bob").Topics("t", changelog).Operations(kadm.OpDescribe))
 	g = describe("sg")[0]
 	wantCode(t, "streams describe", g.ErrorCode, nil)
 	if g.AuthorizedOperations != 256 || len(g.Members) != 1 || g.TopologyDescriptionStatus != coordinator.StreamsTopologyDescriptionAvailable || g.TopologyDescription == nil {
 		t.Fatalf("described: operations %d, %d members, topology description status %d", g.AuthorizedOperations, len(g.Members), g.TopologyDescriptionStatus)
 	}
+}
+
+// topoDescMetric reads a KIP-1331 plugin counter from /metrics.
+func (e *groupEnv) topoDescMetric(name string) int {
+	e.t.Helper()
+	resp, err := http.Get("http://" + e.sb.HTTPAddr() + "/metrics")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	prefix := "muster_group_coordinator_streams_group_topology_description_" + name + "_total "
+	for _, l := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(l, prefix) {
+			n, _ := strconv.Atoi(strings.TrimPrefix(l, prefix))
+			return n
+		}
+	}
+	e.t.Fatalf("no metric %s", prefix)
+	return 0
 }
