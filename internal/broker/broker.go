@@ -133,6 +133,7 @@ func Start(opts Options) (*Broker, error) {
 		return fail(fmt.Errorf("coordinator store in %s: %w", opts.DataDir, err))
 	}
 	ccfg := coordinator.ConfigFrom(v)
+	groupConfigs := api.NewGroupConfigView(v, plane.GroupConfigs())
 	b.metrics = newRuntimeMetrics()
 	b.rt = engine.New(engine.Options[*coordinator.State]{
 		Shards: ccfg.Shards,
@@ -144,7 +145,7 @@ func Start(opts Options) (*Broker, error) {
 		Log:        opts.Log,
 		QueueDepth: int(v.Int("muster.shard.queue.depth")),
 		Hooks:      b.metrics.hooks(),
-		Refresh:    refreshImage(plane),
+		Refresh:    refreshShard(plane, groupConfigs),
 	})
 	b.svc = &api.Service{RT: b.rt, Cfg: ccfg, Log: opts.Log, Topics: topics{plane},
 		Self: api.Endpoint{NodeID: v.NodeID(), Host: host, Port: port}}
