@@ -269,6 +269,55 @@ func TestAuthorizeOffsetAPIs(t *testing.T) {
 		}
 	})
 
+	t.Run("ByTopicID", func(t *testing.T) {
+		// v10 names topics by id: an id the broker does not know answers UNKNOWN_TOPIC_ID before
+		// any ACL (ids are not secret); a known one is authorized by its topic's name.
+		defer e.revokeAlice()
+		e.grant(aliceOnGroups(ops(kadm.OpRead), "byid"))
+		e.grant(aliceOnTopics(ops(kadm.OpRead), "t"))
+		tID, uID := e.topicID("t"), e.topicID("u")
+		commit := kmsg.NewPtrOffsetCommitRequest()
+		commit.Version, commit.Group, commit.Generation = 10, "byid", -1
+		for _, id := range [][16]byte{tID, uID, {1, 2, 3}} {
+			rt := kmsg.NewOffsetCommitRequestTopic()
+			rt.TopicID = id
+			rp := kmsg.NewOffsetCommitRequestTopicPartition()
+			rp.Partition, rp.Offset = 0, 3
+			rt.Partitions = append(rt.Partitions, rp)
+			commit.Topics = append(commit.Topics, rt)
+		}
+		resp := e.alice.mustDo(commit).(*kmsg.OffsetCommitResponse)
+		var got []string
+		for _, rt := range resp.Topics {
+			got = append(got, errName(rt.Partitions[0].ErrorCode))
+			if rt.TopicID == ([16]byte{}) {
+				t.Fatalf("v10 answer without topic id: %+v", rt)
+			}
+		}
+		want(t, "commit by id (t, u, unknown)", strings.Join(got, " "), "NONE TOPIC_AUTHORIZATION_FAILED UNKNOWN_TOPIC_ID")
+
+		fetch := kmsg.NewPtrOffsetFetchRequest()
+		fetch.Version = 10
+		rg := kmsg.NewOffsetFetchRequestGroup()
+		rg.Group, rg.MemberEpoch = "byid", -1
+		rg.Topics = []kmsg.OffsetFetchRequestGroupTopic{{TopicID: uID, Partitions: []int32{0}}, {TopicID: tID, Partitions: []int32{0}}}
+		fetch.Groups = append(fetch.Groups, rg)
+		g := e.alice.mustDo(fetch).(*kmsg.OffsetFetchResponse).Groups[0]
+		wantCode(t, "fetch by id", g.ErrorCode, nil)
+		got = nil
+		for _, rt := range g.Topics {
+			name := map[[16]byte]string{tID: "t", uID: "u"}[rt.TopicID]
+			got = append(got, name+"="+strconv.FormatInt(rt.Partitions[0].Offset, 10)+"/"+errName(rt.Partitions[0].ErrorCode))
+		}
+		want(t, "fetch by id", strings.Join(got, " "), "t=3/NONE u=-1/TOPIC_AUTHORIZATION_FAILED")
+		e.admin.mustDo(commitReq("byid", map[string][]int32{"u": {0}}, 4))
+		fetch.Groups[0].Topics = nil // all topics: u is left out
+		g = e.alice.mustDo(fetch).(*kmsg.OffsetFetchResponse).Groups[0]
+		if len(g.Topics) != 1 || g.Topics[0].TopicID != tID {
+			t.Fatalf("fetch all by id lists %+v", g.Topics)
+		}
+	})
+
 	t.Run("OffsetDelete", func(t *testing.T) {
 		defer e.revokeAlice()
 		del := func(group string) *kmsg.OffsetDeleteResponse {
@@ -303,6 +352,15 @@ func TestAuthorizeOffsetAPIs(t *testing.T) {
 		want(t, "offset delete with READ on u", codes(del("exists")), "t:0=TOPIC_AUTHORIZATION_FAILED u:0=NONE")
 		want(t, "offsets left", e.fetchAll(e.admin, "exists"), "t:0=8 t:1=8")
 	})
+}
+
+// topicID is the id of an existing topic.
+func (e *groupEnv) topicID(name string) [16]byte {
+	ti, ok := e.sb.Plane().Topic(name)
+	if !ok {
+		e.t.Fatalf("no topic %s", name)
+	}
+	return ti.ID
 }
 
 // fetchAll fetches every committed offset of group on r as "topic:partition=offset".
