@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -127,8 +128,8 @@ func (s *Service) createStreamsInternalTopics(topics []coordinator.StreamsIntern
 		return
 	}
 	for _, t := range topics {
-		if err := s.Topics.CreateTopic(t.Name, t.Partitions, t.Configs); err != nil && s.Log != nil {
-			s.Log.Warn("streams: creating internal topic failed", "topic", t.Name, "partitions", t.Partitions, "err", err)
+		if err := s.Topics.CreateTopic(t.Name, t.Partitions, t.Configs); err != nil {
+			s.limitedLog().LogKey("create "+t.Name, slog.LevelWarn, "streams: creating internal topic failed", "topic", t.Name, "partitions", t.Partitions, "err", err)
 		}
 	}
 }

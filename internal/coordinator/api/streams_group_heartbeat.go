@@ -18,7 +18,17 @@ func (s *Service) StreamsGroupHeartbeat(ctx context.Context, r Req, req *kmsg.St
 	if !s.Cfg.Streams.Enabled {
 		return coordinator.StreamsGroupHeartbeatError(req, coordinator.Errf(kerr.UnsupportedVersion, "The streams rebalance protocol is not enabled."))
 	}
+	var err error
+	if req.MemberEpoch <= 0 { // joins and leaves always write
+		err = s.refuseWrite()
+	} else {
+		err = s.refuseFrozen(req.Group)
+	}
+	if err != nil {
+		return coordinator.StreamsGroupHeartbeatError(req, err)
+	}
 	out, err := do(ctx, s, req.Group, r.Meta, coordinator.StreamsGroupHeartbeat(req))
+	s.noteRefused(req.Group, err)
 	if err != nil {
 		return coordinator.StreamsGroupHeartbeatError(req, err)
 	}
