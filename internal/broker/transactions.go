@@ -86,8 +86,8 @@ func (v txnVerifier) VerifyTxnPartitions(ctx context.Context, id string, pid int
 }
 
 // txnHandlers are the transaction APIs with Kafka's authorization (KafkaApis): the transaction
-// coordinator's, WriteTxnMarkers, DescribeProducers (the data plane's) and TxnOffsetCommit (the
-// group coordinator's, wrapped here). InitProducerId goes through the data-plane adapter, which
+// coordinator's, WriteTxnMarkers and DescribeProducers (the data plane's). TxnOffsetCommit is the
+// group coordinator's (api.Service.Handlers, authz_txn_offsets.go). InitProducerId goes through the data-plane adapter, which
 // authorizes it and hands it to the transaction coordinator.
 func (b *Broker) txnHandlers() map[int16]server.Handler {
 	meta := func(r *server.Request) coordinator.Meta {
@@ -127,10 +127,6 @@ func (b *Broker) txnHandlers() map[int16]server.Handler {
 				return writeTxnMarkersError(req, kerr.ClusterAuthorizationFailed)
 			}
 			return b.txnSvc.WriteTxnMarkers(ctx, meta(r), req)
-		},
-		28: func(ctx context.Context, r *server.Request) kmsg.Response {
-			req := r.Body.(*kmsg.TxnOffsetCommitRequest)
-			return b.txnOffsetCommit(ctx, b.check(r), meta(r), req)
 		},
 		61: func(ctx context.Context, r *server.Request) kmsg.Response {
 			req := r.Body.(*kmsg.DescribeProducersRequest)
@@ -219,52 +215,6 @@ func writeTxnMarkersError(req *kmsg.WriteTxnMarkersRequest, err *kerr.Error) *km
 		resp.Markers = append(resp.Markers, rm)
 	}
 	return resp
-}
-
-// txnOffsetCommit authorizes TxnOffsetCommit as KafkaApis does — TRANSACTIONAL_ID WRITE, then
-// GROUP READ (each denial answers every partition), then TOPIC READ per topic (denied topics
-// answer TOPIC_AUTHORIZATION_FAILED) — and hands the rest to the group coordinator.
-func (b *Broker) txnOffsetCommit(ctx context.Context, c security.Check, meta coordinator.Meta, req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
-	if err := c.Denied(security.OpWrite, security.TransactionalID, req.TransactionalID); err != nil {
-		return coordinator.TxnOffsetCommitResponse(req, err)
-	}
-	if err := c.Denied(security.OpRead, security.Group, req.Group); err != nil {
-		return coordinator.TxnOffsetCommitResponse(req, err)
-	}
-	denied := map[string]bool{}
-	sub := *req
-	sub.Topics = nil
-	for _, t := range req.Topics {
-		if c.Allowed(security.OpRead, security.Topic, t.Topic) {
-			sub.Topics = append(sub.Topics, t)
-		} else {
-			denied[t.Topic] = true
-		}
-	}
-	if len(denied) == 0 {
-		return b.svc.TxnOffsetCommit(ctx, meta, req)
-	}
-	codes := map[string]map[int32]int16{}
-	if len(sub.Topics) > 0 {
-		for _, t := range b.svc.TxnOffsetCommit(ctx, meta, &sub).Topics {
-			codes[t.Topic] = map[int32]int16{}
-			for _, p := range t.Partitions {
-				codes[t.Topic][p.Partition] = p.ErrorCode
-			}
-		}
-	}
-	out := coordinator.TxnOffsetCommitResponse(req, nil)
-	for i := range out.Topics {
-		for j := range out.Topics[i].Partitions {
-			rp := &out.Topics[i].Partitions[j]
-			if denied[out.Topics[i].Topic] {
-				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
-			} else {
-				rp.ErrorCode = codes[out.Topics[i].Topic][rp.Partition]
-			}
-		}
-	}
-	return out
 }
 
 // describeProducers authorizes DescribeProducers (TOPIC READ per topic, denied:
