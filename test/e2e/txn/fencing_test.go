@@ -192,6 +192,7 @@ func TestZombieTxnOffsetCommitRefused(t *testing.T) {
 			}
 			sreq := kmsg.NewPtrSyncGroupRequest()
 			sreq.Version, sreq.Group, sreq.MemberID, sreq.Generation = 5, "zg", resp.MemberID, resp.Generation
+			sreq.ProtocolType, sreq.Protocol = kmsg.StringPtr("consumer"), kmsg.StringPtr("range") // mandatory from v5
 			sreq.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: resp.MemberID, MemberAssignment: []byte{}}}
 			if sr, err := sreq.RequestWith(ctx, cl); err != nil || sr.ErrorCode != 0 {
 				t.Fatalf("sync: %v %v", err, sr)
