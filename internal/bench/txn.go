@@ -37,9 +37,12 @@ const (
 )
 
 // txnOp is one transaction of parts partitions with offsets, on connection w's transactional
-// client.
+// client. A transaction started before the run's deadline runs to its end (within a minute):
+// cutting it off would leave the client inside a transaction and count nothing on a slow run.
 func txnOp(cls []*kgo.Client, topic string, topicParts, parts int, group string) op {
-	return func(ctx context.Context, w int, seq int64) (int64, error) {
+	return func(runCtx context.Context, w int, seq int64) (int64, error) {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(runCtx), time.Minute)
+		defer cancel()
 		cl := cls[w]
 		if err := cl.BeginTransaction(); err != nil {
 			return 0, err
