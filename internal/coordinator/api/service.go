@@ -46,6 +46,12 @@ type Service struct {
 	Self   Endpoint
 	// TopologyDescriptions is the KIP-1331 side; nil when no plugin is configured.
 	TopologyDescriptions *TopologyDescriptions
+	// ShareLog is the data plane as share fetches read it (nil: share fetches answer
+	// UNKNOWN_TOPIC_ID for every partition).
+	ShareLog ShareLog
+
+	shareOnce sync.Once
+	shareSess *shareSessions
 }
 
 // Handler serves one API key.
@@ -73,6 +79,13 @@ func (s *Service) Handlers() []Handler {
 		handler(kmsg.StreamsGroupHeartbeat.Int16(), s.StreamsGroupHeartbeat),
 		handler(kmsg.StreamsGroupDescribe.Int16(), s.StreamsGroupDescribe),
 		handler(kmsg.StreamsGroupTopologyDescriptionUpdate.Int16(), s.StreamsGroupTopologyDescriptionUpdate),
+		handler(kmsg.ShareGroupHeartbeat.Int16(), s.ShareGroupHeartbeat),
+		handler(kmsg.ShareGroupDescribe.Int16(), s.ShareGroupDescribe),
+		handler(kmsg.ShareFetch.Int16(), s.ShareFetch),
+		handler(kmsg.ShareAcknowledge.Int16(), s.ShareAcknowledge),
+		handler(kmsg.DescribeShareGroupOffsets.Int16(), s.DescribeShareGroupOffsets),
+		handler(kmsg.AlterShareGroupOffsets.Int16(), s.AlterShareGroupOffsets),
+		handler(kmsg.DeleteShareGroupOffsets.Int16(), s.DeleteShareGroupOffsets),
 	}
 }
 
