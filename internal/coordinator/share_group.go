@@ -141,7 +141,9 @@ func notAConsumerGroup(id string) error {
 
 // ValidateOffsetCommit implements Group: a share group has no committed offsets (Kafka's
 // ShareGroup.validateOffsetCommit).
-func (g *ShareGroup) ValidateOffsetCommit(*State, *CommitIdentity) error { return notAConsumerGroup(g.id) }
+func (g *ShareGroup) ValidateOffsetCommit(*State, *CommitIdentity) error {
+	return notAConsumerGroup(g.id)
+}
 
 // ValidateOffsetFetch implements Group.
 func (g *ShareGroup) ValidateOffsetFetch(*State, string, int32) error { return notAConsumerGroup(g.id) }

@@ -39,7 +39,9 @@ func (s *Service) DescribeShareGroupOffsets(ctx context.Context, meta coordinato
 			}
 			return coordinator.DescribeShareGroupOffsets(qs)
 		},
-		func(id string, err error) coordinator.ShareOffsetsGroup { return coordinator.ShareOffsetsGroup{Group: id, Err: err} })
+		func(id string, err error) coordinator.ShareOffsetsGroup {
+			return coordinator.ShareOffsetsGroup{Group: id, Err: err}
+		})
 	for _, g := range groups {
 		rg := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
 		rg.GroupID = g.Group
