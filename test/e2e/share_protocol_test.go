@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -299,5 +302,58 @@ func TestShareGroupAdminIntegration(t *testing.T) {
 	listed, _ = adm.ListGroupsByType(ctx, []string{"share"})
 	if len(listed) != 0 {
 		t.Errorf("share groups after the delete: %+v", listed)
+	}
+}
+
+// scrapeMetrics returns the broker's /metrics page.
+func scrapeMetrics(t *testing.T, b *testutil.Broker) string {
+	t.Helper()
+	resp, err := http.Get("http://" + b.HTTPAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
+}
+
+// TestShareMetrics: acquisitions, redeliveries, acknowledgements by type, archived records, lock
+// timeouts, share sessions and share group counts are exported.
+func TestShareMetrics(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, id := shareSetup(t, ctx, "met", "met-t", 10)
+	cl := newClient(t, b.Addr())
+	setGroupConfig(t, ctx, cl, "met", "share.delivery.count.limit", "2", "share.record.lock.duration.ms", "1000")
+	m := joinedMember(t, b.Addr(), "met", "member-a", "met-t")
+	m.Fetch(m.FetchRequest(id, []int32{0}, 10, 0))
+	m.Acknowledge(m.Sess, false, testutil.ShareAck{Topic: id, First: 0, Last: 5, Types: []int8{1, 1, 2, 3, 0, 2}})
+	// 2 and 5 come back; 6–9 time out.
+	time.Sleep(1500 * time.Millisecond)
+	r, _ := m.Fetch(m.FetchRequest(id, []int32{0}, 10, 0))
+	if got := testutil.Acquired(r); len(got) == 0 {
+		t.Fatalf("nothing acquired again")
+	}
+	m.Acknowledge(m.Sess, false, testutil.ShareAck{Topic: id, First: 2, Last: 2, Types: []int8{2}})
+	out := scrapeMetrics(t, b)
+	for _, want := range []string{
+		`muster_share_record_acknowledgements_total{ack_type="accept"} 2`,
+		`muster_share_record_acknowledgements_total{ack_type="release"} 3`,
+		`muster_share_record_acknowledgements_total{ack_type="reject"} 1`,
+		`muster_share_record_acknowledgements_total{ack_type="gap"} 1`,
+		`muster_share_acquisition_lock_timeouts_total 4`,
+		`muster_share_records_archived_total 1`,
+		`muster_share_sessions 1`,
+		`muster_group_coordinator_group_count{protocol="share"} 1`,
+		`muster_group_coordinator_share_group_count{state="Stable"} 1`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	for _, want := range []string{"muster_share_records_acquired_total ", "muster_share_records_redelivered_total ", "muster_group_coordinator_share_group_rebalances_total "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }
