@@ -132,6 +132,19 @@ func Start(opts Options) (*Broker, error) {
 	if err != nil {
 		return fail(fmt.Errorf("coordinator store in %s: %w", opts.DataDir, err))
 	}
+	// __consumer_offsets: one partition per shard, holding what the shards commit.
+	offsets := &offsetsTopic{plane: plane, log: opts.Log}
+	created, err := plane.EnsureGroupMetadataTopic(cst.Config().Shards, v.Int("offsets.topic.segment.bytes"),
+		int16(v.Int("offsets.topic.compression.codec")))
+	if err != nil {
+		return fail(err)
+	}
+	if created {
+		if err := offsets.fill(context.Background(), db, cst); err != nil {
+			return fail(err)
+		}
+	}
+	cst.SetMirror(offsets)
 	ccfg := coordinator.ConfigFrom(v)
 	groupConfigs := api.NewGroupConfigView(v, plane.GroupConfigs())
 	b.metrics = newRuntimeMetrics()
@@ -165,6 +178,8 @@ func Start(opts Options) (*Broker, error) {
 		MaxConnections:   int(v.Int("muster.max.connections")),
 		MaxInflightBytes: v.Int("muster.connection.max.inflight.bytes"),
 		IdleTimeout:      idleTimeout(v.Int("connections.max.idle.ms")),
+		ClusterID:        clusterID,
+		NodeID:           v.NodeID(),
 	}, opts.Log)
 	b.registerHandlers()
 	for _, bl := range b.lns {

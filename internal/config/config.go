@@ -74,6 +74,8 @@ var brokerDefs = []Def{
 	{Name: "socket.request.max.bytes", Kind: Int, Default: "104857600", Min: i64(1)},
 	{Name: "offsets.topic.num.partitions", Kind: Int, Default: "50", Min: i64(1), Doc: "coordinator shards; fixed when the data dir is created"},
 	{Name: "offsets.topic.replication.factor", Kind: Int, Default: "1", Min: i64(1), Max: i64(32767)},
+	{Name: "offsets.topic.compression.codec", Kind: Int, Default: "0", Min: i64(0), Max: i64(4), Doc: "compression of the record batches written to __consumer_offsets: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd"},
+	{Name: "offsets.topic.segment.bytes", Kind: Int, Default: "104857600", Min: i64(1), Doc: "segment.bytes of __consumer_offsets when it is created"},
 	{Name: "offset.metadata.max.bytes", Kind: Int, Default: "4096", Min: i64(0)},
 	{Name: "offsets.retention.minutes", Kind: Int, Default: "10080", Min: i64(1)},
 	{Name: "offsets.retention.ms", Kind: Long, Default: "-1", Min: i64(-1), Doc: "muster: finer retention; wins over offsets.retention.minutes when set"},

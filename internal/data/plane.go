@@ -51,6 +51,9 @@ type Plane struct {
 
 	images imageCache // the coordinator's metadata.Image (image.go)
 
+	// groupMetadataCodec is offsets.topic.compression.codec (AppendGroupMetadata).
+	groupMetadataCodec atomic.Int32
+
 	subMu      sync.Mutex
 	subs       []func(TopicChange)
 	events     []TopicChange

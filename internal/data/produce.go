@@ -23,7 +23,9 @@ import (
 // auto.create.topics.enable (else UNKNOWN_TOPIC_OR_PARTITION; v13+ by topic
 // ID: UNKNOWN_TOPIC_ID); idempotent batches follow Kafka's sequence rules
 // (a duplicate answers NONE with the original base offset). Acks other than
-// -1, 0, 1 → INVALID_REQUIRED_ACKS. Transactional produce is not supported
+// -1, 0, 1 → INVALID_REQUIRED_ACKS. An internal topic (__consumer_offsets) is
+// written by its coordinator only: INVALID_TOPIC_EXCEPTION (Kafka's
+// ReplicaManager.appendToLocalLog). Transactional produce is not supported
 // (TRANSACTIONAL_ID_AUTHORIZATION_FAILED). acks=0 returns nil: no response.
 func (p *Plane) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
@@ -51,6 +53,9 @@ func (p *Plane) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.Pro
 			if t, parts, aerr = p.autoCreate(rt.Topic, true); aerr != nil {
 				terr = aerr.code
 			}
+		}
+		if terr == nil && t.internal {
+			terr = kerr.InvalidTopicException // Kafka: "Cannot append to internal topic"
 		}
 		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
 		for i, rp := range rt.Partitions {

@@ -33,13 +33,6 @@ type topic struct {
 	deleted bool
 }
 
-// kafkaInternalTopics are the topics Kafka marks internal in Metadata.
-var kafkaInternalTopics = map[string]bool{
-	"__consumer_offsets":  true,
-	"__transaction_state": true,
-	"__share_group_state": true,
-}
-
 func newTopic(name string, id [16]byte, configs map[string]string, eff *config.Values) *topic {
 	if configs == nil {
 		configs = map[string]string{}
@@ -198,14 +191,18 @@ func (p *Plane) CreateTopic(name string, partitions int32, configs map[string]st
 }
 
 // autoCreate returns the topic called name, creating it with num.partitions
-// when auto.create.topics.enable allows. Errors: UNKNOWN_TOPIC_OR_PARTITION
-// (auto-creation off), INVALID_TOPIC_EXCEPTION, KAFKA_STORAGE_ERROR.
+// when auto.create.topics.enable allows; an internal topic is never created
+// here. Errors: UNKNOWN_TOPIC_OR_PARTITION (auto-creation off, or an internal
+// topic that does not exist), INVALID_TOPIC_EXCEPTION, KAFKA_STORAGE_ERROR.
 func (p *Plane) autoCreate(name string, allow bool) (*topic, []*partition, *apiError) {
 	if t, parts := p.lookup(name); t != nil {
 		return t, parts, nil
 	}
 	if msg := validTopicName(name); msg != "" {
 		return nil, nil, errf(kerr.InvalidTopicException, "%s", msg)
+	}
+	if kafkaInternalTopics[name] { // created by their coordinator only, never by a client
+		return nil, nil, &apiError{code: kerr.UnknownTopicOrPartition}
 	}
 	if !allow || !p.cfg.AutoCreateTopics {
 		return nil, nil, &apiError{code: kerr.UnknownTopicOrPartition}

@@ -27,6 +27,30 @@ type Pebble struct {
 	cfg ClusterConfig
 	// syncWrites is false only in tests that measure non-durable paths.
 	syncWrites bool
+	// mirror, when set, adds every Append's records to the same Pebble batch elsewhere.
+	mirror Mirror
+}
+
+// Mirror copies the records of every committed Append into the same Pebble batch, so that the
+// copy commits atomically with them: muster's __consumer_offsets topic (internal/broker). It
+// runs on the shard's committer, once per Append, and must be quick.
+type Mirror interface {
+	// Stage adds shard's records (a nil value is a tombstone) to b; done is called once b's
+	// commit returned, with whether it succeeded.
+	Stage(shard int32, recs []Record, b *pebble.Batch) (done func(committed bool))
+}
+
+// SetMirror installs m; call it before the first Acquire.
+func (p *Pebble) SetMirror(m Mirror) { p.mirror = m }
+
+// Scan streams shard's live records in key order without acquiring its lease (a copy of each
+// record): for filling a mirror before the coordinator starts.
+func (p *Pebble) Scan(ctx context.Context, shard int32, fn func(Record) error) error {
+	if shard < 0 || shard >= p.cfg.Shards {
+		return fmt.Errorf("store: shard %d out of range [0,%d)", shard, p.cfg.Shards)
+	}
+	s := &pebbleShard{p: p, id: shard, prefix: binary.BigEndian.AppendUint32([]byte{prefixCoord}, uint32(shard))}
+	return s.Load(ctx, fn)
 }
 
 // ErrShardCountChanged is returned by OpenPebble when the configured shard count differs from the
@@ -171,9 +195,17 @@ func (s *pebbleShard) Append(ctx context.Context, recs []Record) error {
 			return err
 		}
 	}
+	var done func(bool)
+	if m := s.p.mirror; m != nil {
+		done = m.Stage(s.id, recs, b)
+	}
 	opts := pebble.Sync
 	if !s.p.syncWrites {
 		opts = pebble.NoSync
 	}
-	return b.Commit(opts)
+	err := b.Commit(opts)
+	if done != nil {
+		done(err == nil)
+	}
+	return err
 }
