@@ -165,7 +165,9 @@ type stateBatch struct {
 
 func decodeSharePartition(v []byte) (epoch int32, start int64, batches []stateBatch, err error) {
 	d := Dec{B: v}
-	d.Int16()
+	if _, err := checkVersion(&d, 0, "SharePartitionState"); err != nil {
+		return 0, 0, nil, err
+	}
 	epoch, start = d.Int32(), d.Int64()
 	n := d.ArrayLen(19)
 	for i := 0; i < n && d.Err() == nil; i++ {

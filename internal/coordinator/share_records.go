@@ -164,10 +164,9 @@ func replayShareMetadata(_ *State, g *ShareGroup, _ []string, v []byte) error {
 		g.hasMetadata, g.epoch, g.metadataHash = false, 0, 0
 		return nil
 	}
-	d := Dec{B: v}
-	d.Int16()
-	epoch, hash := d.Int32(), d.Int64()
-	if err := d.Done(); err != nil {
+	var epoch int32
+	var hash int64
+	if err := decodeValue(v, 0, "ShareGroupMetadata", func(d *Dec, _ int16) { epoch, hash = d.Int32(), d.Int64() }); err != nil {
 		return err
 	}
 	g.hasMetadata, g.epoch, g.metadataHash = true, epoch, hash
@@ -180,14 +179,10 @@ func replayShareMember(_ *State, g *ShareGroup, rest []string, v []byte) error {
 		delete(g.members, mid)
 		return nil
 	}
-	d := Dec{B: v}
-	d.Int16()
 	m := &shareMember{id: mid}
-	m.rackID = d.NullableString()
-	m.clientID = d.String()
-	m.clientHost = d.String()
-	m.subscribed = d.Strings()
-	if err := d.Done(); err != nil {
+	if err := decodeValue(v, 0, "ShareGroupMemberMetadata", func(d *Dec, _ int16) {
+		m.rackID, m.clientID, m.clientHost, m.subscribed = d.NullableString(), d.String(), d.String(), d.Strings()
+	}); err != nil {
 		return err
 	}
 	sort.Strings(m.subscribed)
@@ -201,10 +196,8 @@ func replayShareTargetMeta(_ *State, g *ShareGroup, _ []string, v []byte) error 
 		g.hasTargetMeta, g.assignmentEpoch = false, 0
 		return nil
 	}
-	d := Dec{B: v}
-	d.Int16()
-	epoch := d.Int32()
-	if err := d.Done(); err != nil {
+	var epoch int32
+	if err := decodeValue(v, 0, "ShareGroupTargetAssignmentMetadata", func(d *Dec, _ int16) { epoch = d.Int32() }); err != nil {
 		return err
 	}
 	g.hasTargetMeta, g.assignmentEpoch = true, epoch
@@ -217,10 +210,8 @@ func replayShareTargetMember(_ *State, g *ShareGroup, rest []string, v []byte) e
 		delete(g.targets, mid)
 		return nil
 	}
-	d := Dec{B: v}
-	d.Int16()
-	a := decTP(&d)
-	if err := d.Done(); err != nil {
+	var a topicPartitions
+	if err := decodeValue(v, 0, "ShareGroupTargetAssignmentMember", func(d *Dec, _ int16) { a = decTP(d) }); err != nil {
 		return err
 	}
 	initMap(&g.targets)[mid] = a
@@ -233,13 +224,12 @@ func replayShareCurrent(_ *State, g *ShareGroup, rest []string, v []byte) error 
 		delete(g.currents, mid)
 		return nil
 	}
-	d := Dec{B: v}
-	d.Int16()
 	c := &shareCurrent{}
-	c.epoch, c.prevEpoch = d.Int32(), d.Int32()
-	d.Int8()
-	c.assigned = decTP(&d)
-	if err := d.Done(); err != nil {
+	if err := decodeValue(v, 0, "ShareGroupCurrentMemberAssignment", func(d *Dec, _ int16) {
+		c.epoch, c.prevEpoch = d.Int32(), d.Int32()
+		d.Int8()
+		c.assigned = decTP(d)
+	}); err != nil {
 		return err
 	}
 	initMap(&g.currents)[mid] = c
