@@ -74,7 +74,8 @@ func shareSetup(ctx context.Context, t Target, topic, group string, partitions i
 	for _, tm := range mr.(*kmsg.MetadataResponse).Topics {
 		id = tm.TopicID
 	}
-	p, err := dialKgo(t.Addr, kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(5*time.Millisecond), kgo.RecordRetries(3))
+	p, err := dialKgo(t.Addr, kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(5*time.Millisecond), kgo.RecordRetries(3),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		return id, err
 	}
@@ -305,23 +306,31 @@ func shareKgo(ctx context.Context, o *Options, t Target, run string, consumers i
 		clients[i] = cl
 	}
 	start := time.Now()
+	var end atomic.Int64 // when the last record was delivered (ns since start)
 	for _, cl := range clients {
 		wg.Add(1)
 		go func(cl *kgo.Client) {
 			defer wg.Done()
-			for rctx.Err() == nil && delivered.Load() < int64(o.ShareRecords) {
+			for rctx.Err() == nil {
 				fs := cl.PollFetches(rctx)
 				n := 0
 				fs.EachRecord(func(r *kgo.Record) {
 					r.Ack(kgo.AckAccept)
 					n++
 				})
-				delivered.Add(int64(n))
+				if delivered.Add(int64(n)) >= int64(o.ShareRecords) {
+					end.CompareAndSwap(0, int64(time.Since(start)))
+					cancel() // the others wait in PollFetches
+					return
+				}
 			}
 		}(cl)
 	}
 	wg.Wait()
 	res.Seconds = time.Since(start).Seconds()
+	if e := end.Load(); e > 0 {
+		res.Seconds = time.Duration(e).Seconds()
+	}
 	for _, cl := range clients {
 		fctx, fcancel := context.WithTimeout(ctx, 5*time.Second)
 		_ = cl.FlushAcks(fctx)

@@ -53,13 +53,23 @@ func (p *Plane) ReadRange(id [16]byte, index int32, from, to int64, maxBytes int
 		return nil, err
 	}
 	defer it.Close()
-	ok := it.SeekLT(logKey(id, index, from+1))
+	// A share fetch usually starts at a batch's base offset (records are acquired in order):
+	// try that first, as a forward seek is cheaper than a backward one.
+	ok := it.SeekGE(logKey(id, index, from))
+	aligned := false
 	if ok {
-		if h, hok := readBatchHeader(it.Value()); !hok || h.lastOffset() < from {
-			ok = it.Next()
+		h, hok := readBatchHeader(it.Value())
+		aligned = hok && h.BaseOffset == from
+	}
+	if !aligned {
+		ok = it.SeekLT(logKey(id, index, from+1))
+		if ok {
+			if h, hok := readBatchHeader(it.Value()); !hok || h.lastOffset() < from {
+				ok = it.Next()
+			}
+		} else {
+			ok = it.SeekGE(logKey(id, index, from))
 		}
-	} else {
-		ok = it.SeekGE(logKey(id, index, from))
 	}
 	var out []byte
 	for ; ok; ok = it.Next() {
