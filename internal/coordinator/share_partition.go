@@ -319,18 +319,52 @@ func (sp *SharePartition) releaseSlot(st *State, x offState) {
 	if x.state != recAcquired {
 		return
 	}
-	if a := sp.acqs[x.acq]; a != nil {
-		a.live--
-		if a.live <= 0 {
-			st.Timers.Cancel(a.key)
-			delete(sp.acqs, a.id)
-		}
+	sp.dropHold(st, sp.acqs[x.acq])
+}
+
+// dropHold counts one record less held by a (nil: none); an acquisition holding nothing is
+// disarmed and forgotten.
+func (sp *SharePartition) dropHold(st *State, a *acquisition) {
+	if a == nil {
+		return
+	}
+	a.live--
+	if a.live <= 0 {
+		st.Timers.Cancel(a.key)
+		delete(sp.acqs, a.id)
 	}
 }
 
 // unhold detaches an ACQUIRED entry from its acquisition.
 func (sp *SharePartition) unhold(st *State, e *offState) {
 	sp.releaseSlot(st, *e)
+	e.acq = 0
+}
+
+// holds caches the acquisition of the last entry looked at: runs of records share one, so a
+// loop over them looks each acquisition up once.
+type holds struct {
+	sp *SharePartition
+	id uint32
+	a  *acquisition
+}
+
+func (h *holds) of(id uint32) *acquisition {
+	if id != h.id || h.a == nil {
+		h.id, h.a = id, h.sp.acqs[id]
+	}
+	return h.a
+}
+
+// unhold is SharePartition.unhold with the cached lookup.
+func (h *holds) unhold(st *State, e *offState) {
+	if e.state == recAcquired {
+		a := h.of(e.acq)
+		h.sp.dropHold(st, a)
+		if a != nil && a.live <= 0 {
+			h.a = nil
+		}
+	}
 	e.acq = 0
 }
 
@@ -485,6 +519,21 @@ func (sp *SharePartition) expire(st *State, g *ShareGroup, id uint32) {
 	}
 }
 
+// releaseFree is releaseEntry for an entry whose hold was already dropped.
+func (sp *SharePartition) releaseFree(st *State, i int, lim shareLimits) bool {
+	e := &sp.win[i]
+	if e.count >= lim.deliveries {
+		e.state = recArchived
+		st.Metrics.ShareArchivedRecords++
+		return false
+	}
+	e.state = recAvailable
+	if i < sp.scan {
+		sp.scan = i
+	}
+	return true
+}
+
 // releaseEntry makes an ACQUIRED entry AVAILABLE again, or ARCHIVED when it had its last
 // delivery (Kafka's InFlightState.tryUpdateState); undo takes back the delivery (the records of
 // a share session closed normally were fetched but not delivered, KAFKA-17541). It reports
@@ -580,6 +629,7 @@ func (b *ShareAckBatch) typeAt(o int64) int8 {
 // lock. It reports whether the durable state changed and whether records became AVAILABLE.
 func (sp *SharePartition) acknowledge(st *State, g *ShareGroup, member string, batches []ShareAckBatch, lim shareLimits) (changed, freed bool, err error) {
 	end := sp.end()
+	h := holds{sp: sp}
 	for i := range batches {
 		b := &batches[i]
 		if b.Last < sp.start {
@@ -596,7 +646,7 @@ func (sp *SharePartition) acknowledge(st *State, g *ShareGroup, member string, b
 			if e.state != recAcquired {
 				return false, false, Errf(kerr.InvalidRecordState, "The batch cannot be acknowledged. The batch is not in the acquired state.")
 			}
-			if a := sp.acqs[e.acq]; a == nil || a.member != member {
+			if a := h.of(e.acq); a == nil || a.member != member {
 				return false, false, Errf(kerr.InvalidRecordState, "Member is not the owner of batch record")
 			}
 		}
@@ -609,28 +659,29 @@ func (sp *SharePartition) acknowledge(st *State, g *ShareGroup, member string, b
 			e := &sp.win[idx]
 			switch b.typeAt(o) {
 			case AckAccept:
-				sp.unhold(st, e)
+				h.unhold(st, e)
 				e.state = recAcknowledged
 				st.Metrics.ShareAccepted++
 				changed = true
 			case AckRelease:
 				st.Metrics.ShareReleased++
-				if sp.releaseEntry(st, idx, lim, false) {
+				h.unhold(st, e)
+				if sp.releaseFree(st, idx, lim) {
 					freed = true
 				}
 				changed = true
 			case AckReject:
-				sp.unhold(st, e)
+				h.unhold(st, e)
 				e.state = recArchived
 				st.Metrics.ShareRejected++
 				changed = true
 			case AckGap:
-				sp.unhold(st, e)
+				h.unhold(st, e)
 				e.state = recArchived
 				st.Metrics.ShareGaps++
 				changed = true
 			case AckRenew:
-				sp.unhold(st, e)
+				h.unhold(st, e)
 				if renew == nil {
 					sp.nextAcq++
 					if sp.nextAcq == 0 {
