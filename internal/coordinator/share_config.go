@@ -112,7 +112,3 @@ func (st *State) shareConfig(group string) ShareConfig {
 	}
 	return st.Cfg.Share
 }
-
-// ShareGroupConfig is the share group configuration in force for group (for the adapters: the
-// lock duration answered in ShareFetch and ShareAcknowledge).
-func (st *State) ShareGroupConfig(group string) ShareConfig { return st.shareConfig(group) }

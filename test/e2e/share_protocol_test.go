@@ -357,3 +357,30 @@ func TestShareMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestShareCoordinatorKeys: FindCoordinator key type 2 (v6+) names the broker for a well-formed
+// share-partition key "group:topicId:partition" and refuses a malformed one.
+func TestShareCoordinatorKeys(t *testing.T) {
+	b := startShareBroker(t)
+	c, err := testutil.DialRaw(b.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	req := kmsg.NewPtrFindCoordinatorRequest()
+	req.Version, req.CoordinatorType = 6, 2
+	req.CoordinatorKeys = []string{"grp:AAAAAAAAAAAAAAAAAAAAAQ:3", "grp:not-an-id:3", "grp:AAAAAAAAAAAAAAAAAAAAAQ:-1", "grp"}
+	r, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := r.(*kmsg.FindCoordinatorResponse).Coordinators
+	if len(cs) != 4 || cs[0].ErrorCode != 0 || cs[0].NodeID < 0 {
+		t.Fatalf("well-formed key: %+v", cs)
+	}
+	for _, k := range cs[1:] {
+		if k.ErrorCode != kerr.InvalidRequest.Code || k.NodeID != -1 {
+			t.Errorf("key %q: code %d node %d, want INVALID_REQUEST and no node", k.Key, k.ErrorCode, k.NodeID)
+		}
+	}
+}

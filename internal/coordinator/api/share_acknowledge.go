@@ -51,7 +51,7 @@ func (s *Service) ShareAcknowledge(ctx context.Context, meta coordinator.Meta, r
 	case 0:
 		return fail(kerr.InvalidShareSessionEpoch)
 	case -1:
-		sess := s.closeShareSession(key, -1)
+		sess := s.closeShareSession(key)
 		if sess == nil {
 			return fail(kerr.ShareSessionNotFound)
 		}

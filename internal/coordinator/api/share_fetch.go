@@ -91,7 +91,7 @@ func (s *Service) ShareFetch(ctx context.Context, meta coordinator.Meta, req *km
 		if withoutAcks {
 			return fail(coordinator.Errf(kerr.InvalidRequest, "A request closing a share session must not fetch."))
 		}
-		sess := s.closeShareSession(key, -1)
+		sess := s.closeShareSession(key)
 		if sess == nil {
 			return fail(kerr.ShareSessionNotFound)
 		}

@@ -152,7 +152,7 @@ func (s *Service) sessionUpdated(key shareSessionKey, answered map[coordinator.S
 }
 
 // closeShareSession ends a session (epoch -1) and returns it; nil when there is none.
-func (s *Service) closeShareSession(key shareSessionKey, epoch int32) *shareSession {
+func (s *Service) closeShareSession(key shareSessionKey) *shareSession {
 	ss := s.sessions()
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
