@@ -20,7 +20,7 @@ import (
 // the coordinator writes anything new; a later start adds nothing.
 func TestOffsetsTopicFilledFromAnOlderDataDir(t *testing.T) {
 	dir := t.TempDir()
-	db, err := pebble.Open(filepath.Join(dir, "pebble"), &pebble.Options{Logger: quietPebbleLogger{quiet()}})
+	db, err := pebble.Open(filepath.Join(dir, "pebble"), &pebble.Options{Logger: pebble.DefaultLogger})
 	if err != nil {
 		t.Fatal(err)
 	}

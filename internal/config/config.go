@@ -135,6 +135,8 @@ var brokerDefs = []Def{
 	{Name: "muster.max.connections", Kind: Int, Default: "10000", Min: i64(1), Doc: "muster: connections accepted at once; more are closed at accept"},
 	{Name: "muster.connection.max.inflight.bytes", Kind: Int, Default: "104857600", Min: i64(1), Doc: "muster: request bytes one connection may have in flight before reading pauses"},
 	{Name: "muster.shard.queue.depth", Kind: Int, Default: "4096", Min: i64(1), Doc: "muster: queued operations per coordinator shard before callers wait (backpressure)"},
+	{Name: "muster.storage.min.free.bytes", Kind: Long, Default: "1073741824", Min: i64(0), Doc: "muster: free bytes on the data dir's file system below which writes that grow the store (Produce, CreateTopics, CreatePartitions, group writes) are refused with retriable errors; deletes go on. The larger of this and muster.storage.min.free.ratio applies; writes resume at 110 % of it. Keep it at least 256 MiB (Pebble's WAL, flushes and compactions need room); 0 with a ratio of 0 turns the guard off"},
+	{Name: "muster.storage.min.free.ratio", Kind: Double, Default: "0.05", FMin: f64(0), FMax: f64(0.9), Doc: "muster: share of the data dir's file system that must stay free (see muster.storage.min.free.bytes)"},
 }
 
 var defsByName = func() map[string]*Def {

@@ -125,7 +125,7 @@ func (p *Plane) AppendGroupMetadata(partition int32, recs []Record, b *pebble.Ba
 		_ = b.Set(sealKey, sealVal, nil)
 	}
 	return func(committed bool) {
-		part.finish(pa, !committed)
+		part.finish(pa, !committed, false)
 		t.life.RUnlock()
 	}
 }

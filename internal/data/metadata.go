@@ -82,6 +82,10 @@ func (p *Plane) Metadata(ctx context.Context, req *kmsg.MetadataRequest) *kmsg.M
 			st.Topic = &name
 			st.ErrorCode = aerr.code.Code
 			st.IsInternal = kafkaInternalTopics[name]
+			if aerr.code == kerr.KafkaStorageError {
+				// Auto-creation refused (a full disk): retriable, as while Kafka creates a topic.
+				st.ErrorCode = kerr.LeaderNotAvailable.Code
+			}
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}

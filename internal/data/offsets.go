@@ -2,10 +2,13 @@ package data
 
 import (
 	"context"
+	"errors"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
 // Special ListOffsets timestamps (Kafka's ListOffsetsRequest constants).
@@ -290,8 +293,10 @@ func (p *Plane) deleteRecords(t *topic, part *partition, offset int64) (int64, *
 		}
 	}
 	_ = it.Close()
-	if err := p.commitLogStart(t, part, cut, offset); err != nil {
-		p.log.Error("delete records", "topic", t.name, "err", err)
+	if err := p.commitLogStart(t, part, cut, offset, diskguard.DeleteRecords); err != nil {
+		if !errors.Is(err, diskguard.ErrRefused) {
+			p.log.Error("delete records", "topic", t.name, "err", err)
+		}
 		return -1, kerr.KafkaStorageError
 	}
 	return offset, nil

@@ -2,6 +2,7 @@ package data
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/muster-io/muster/internal/config"
+	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
 // topic is one topic. name, id and internal never change; parts and configs
@@ -134,7 +136,8 @@ func (p *Plane) checkCreate(name string, partitions int32, configs map[string]*s
 }
 
 // createTopic creates a validated topic durably and publishes the change.
-// Errors: TOPIC_ALREADY_EXISTS, KAFKA_STORAGE_ERROR.
+// Errors: TOPIC_ALREADY_EXISTS, KAFKA_STORAGE_ERROR (also while the disk is
+// short of space: a new topic grows the store).
 func (p *Plane) createTopic(spec createSpec, validateOnly bool) (*topic, *apiError) {
 	p.adminMu.Lock()
 	if t, _ := p.lookup(spec.name); t != nil {
@@ -146,9 +149,13 @@ func (p *Plane) createTopic(spec createSpec, validateOnly bool) (*topic, *apiErr
 		p.adminMu.Unlock()
 		return t, nil
 	}
-	if err := p.db.Set(topicKey(t.name), encodeTopic(t, spec.partitions), pebble.Sync); err != nil {
+	if err := p.commit(diskguard.CreateTopics, func() error {
+		return p.db.Set(topicKey(t.name), encodeTopic(t, spec.partitions), pebble.Sync)
+	}); err != nil {
 		p.adminMu.Unlock()
-		p.log.Error("create topic", "topic", t.name, "err", err)
+		if !errors.Is(err, diskguard.ErrRefused) {
+			p.log.Error("create topic", "topic", t.name, "err", err)
+		}
 		return nil, errf(kerr.KafkaStorageError, "%v", err)
 	}
 	// A fresh topic ID has no stored keys, so the partitions start empty.
@@ -244,9 +251,16 @@ func (p *Plane) deleteTopic(t *topic) *apiError {
 		pre := topicPrefix(kind, t.id)
 		_ = b.DeleteRange(pre, prefixEnd(pre), nil)
 	}
-	err := b.Commit(pebble.Sync)
+	err := p.commit(diskguard.DeleteTopics, func() error { return b.Commit(pebble.Sync) })
 	_ = b.Close()
 	t.life.Unlock()
+	if err == nil {
+		// While space is short, the guard compacts the deleted keys at once.
+		for _, kind := range []byte{kindLog, kindProducerBatch} {
+			pre := topicPrefix(kind, t.id)
+			p.cfg.Guard.Reclaim(pre, prefixEnd(pre))
+		}
+	}
 	for _, part := range parts {
 		part.wake() // long-polling fetches notice the deletion
 	}
@@ -293,7 +307,9 @@ func (p *Plane) growTopicLocked(t *topic, count int32, validateOnly bool) *apiEr
 	if validateOnly {
 		return nil
 	}
-	if err := p.db.Set(topicKey(t.name), encodeTopic(t, count), pebble.Sync); err != nil {
+	if err := p.commit(diskguard.CreatePartitions, func() error {
+		return p.db.Set(topicKey(t.name), encodeTopic(t, count), pebble.Sync)
+	}); err != nil {
 		return errf(kerr.KafkaStorageError, "%v", err)
 	}
 	p.mu.Lock()

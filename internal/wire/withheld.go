@@ -14,8 +14,6 @@ const (
 	whyTxn        = "transactions (KIP-98) are not built yet"
 	whyZK         = "ZooKeeper-mode controller-to-broker RPC; Kafka 4 brokers do not serve it"
 	whyKRaft      = "KRaft controller or quorum RPC; a muster node has no KRaft quorum"
-	whySASL       = "no SASL listener yet"
-	whyACL        = "no authorizer yet"
 	whyShare      = "the share coordinator's persister RPC (KIP-932): a muster node keeps share-partition state in the group's own coordinator shard"
 	whyOneNode    = "replica placement on one node: there is nothing to move or elect"
 	whyQuota      = "client quotas are not built yet"
@@ -27,22 +25,17 @@ const (
 // Withheld lists every deliberate gap, in key order.
 var Withheld = []Gap{
 	{0, 11, "Produce v12 is KIP-890's transaction version 2 (a transactional produce starts the transaction itself) and v13 (topic ids, KIP-516) builds on it: " + whyTxn},
-	{4, -1, whyZK}, // LeaderAndIsr
-	{5, -1, whyZK}, // StopReplica
-	{6, -1, whyZK}, // UpdateMetadata
-	{7, -1, whyZK}, // ControlledShutdown
-	{17, -1, whySASL},
+	{4, -1, whyZK},   // LeaderAndIsr
+	{5, -1, whyZK},   // StopReplica
+	{6, -1, whyZK},   // UpdateMetadata
+	{7, -1, whyZK},   // ControlledShutdown
 	{24, -1, whyTxn}, // AddPartitionsToTxn
 	{25, -1, whyTxn}, // AddOffsetsToTxn
 	{26, -1, whyTxn}, // EndTxn
 	{27, -1, whyTxn}, // WriteTxnMarkers
 	{28, -1, whyTxn}, // TxnOffsetCommit
-	{29, -1, whyACL}, // DescribeACLs
-	{30, -1, whyACL}, // CreateACLs
-	{31, -1, whyACL}, // DeleteACLs
 	{34, -1, "AlterReplicaLogDirs: muster keeps every partition in one store, there are no log dirs to move between"},
 	{35, -1, "DescribeLogDirs: " + whyNotYetData},
-	{36, -1, whySASL},
 	{38, -1, whyToken},
 	{39, -1, whyToken},
 	{40, -1, whyToken},
@@ -52,8 +45,6 @@ var Withheld = []Gap{
 	{46, -1, whyOneNode},   // ListPartitionReassignments
 	{48, -1, whyQuota},     // DescribeClientQuotas
 	{49, -1, whyQuota},     // AlterClientQuotas
-	{50, -1, whySASL},      // DescribeUserSCRAMCredentials
-	{51, -1, whySASL},      // AlterUserSCRAMCredentials
 	{52, -1, whyKRaft},     // Vote
 	{53, -1, whyKRaft},     // BeginQuorumEpoch
 	{54, -1, whyKRaft},     // EndQuorumEpoch

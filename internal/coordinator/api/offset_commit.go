@@ -20,6 +20,9 @@ func (s *Service) OffsetCommit(ctx context.Context, meta coordinator.Meta, req *
 	if req.Version < 2 {
 		return coordinator.OffsetCommitResponse(req, kerr.UnsupportedVersion)
 	}
+	if err := s.refuseWrite(); err != nil {
+		return coordinator.OffsetCommitResponse(req, err)
+	}
 	im := s.image()
 	named := *req
 	named.Topics = append([]kmsg.OffsetCommitRequestTopic(nil), req.Topics...)

@@ -69,9 +69,18 @@ func checkAcks(batches []coordinator.ShareAckBatch, renew bool) error {
 }
 
 // splitAcks separates the partitions whose acknowledgements may go to the shard from those
-// answered at once (an unknown topic, malformed batches).
+// answered at once (an unknown topic, malformed batches, or every one while the store refuses
+// writes: an acknowledgement is a write, writes.go).
 func (s *Service) splitAcks(in []ackIn, renew bool) (ok []coordinator.ShareAckPartition, failed map[coordinator.SharePartitionID]error) {
 	failed = map[coordinator.SharePartitionID]error{}
+	if len(in) > 0 {
+		if err := s.refuseWrite(); err != nil {
+			for _, a := range in {
+				failed[a.id] = err
+			}
+			return nil, failed
+		}
+	}
 	im := s.image()
 	for _, a := range in {
 		if im != nil {
