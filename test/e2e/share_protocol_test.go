@@ -384,3 +384,56 @@ func TestShareCoordinatorKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestShareFetchLongPoll: a ShareFetch that finds nothing waits up to MaxWaitMillis and answers
+// as soon as records arrive, or as soon as records held by another member become available again.
+func TestShareFetchLongPoll(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, id := shareSetup(t, ctx, "poll", "poll-t", 0)
+	a := joinedMember(t, b.Addr(), "poll", "member-a", "poll-t")
+	c := joinedMember(t, b.Addr(), "poll", "member-c", "poll-t")
+
+	// Nothing there: the fetch waits its whole MaxWait.
+	start := time.Now()
+	r, _ := a.Fetch(a.FetchRequest(id, []int32{0}, 10, 300))
+	if got := testutil.Acquired(r); len(got) != 0 || time.Since(start) < 250*time.Millisecond {
+		t.Fatalf("empty long-poll: %v after %v", got, time.Since(start))
+	}
+	// A produce ends the wait.
+	cl := newClient(t, b.Addr())
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		produceValues(t, ctx, cl, "poll-t", 0, 3)
+	}()
+	start = time.Now()
+	r, _ = a.Fetch(a.FetchRequest(id, []int32{0}, 10, 10000))
+	held := testutil.Acquired(r)
+	if len(held) == 0 || time.Since(start) > 5*time.Second {
+		t.Fatalf("long-poll for new records: %v after %v", held, time.Since(start))
+	}
+	for len(held) < 3 { // the records arrive one by one
+		r, _ = a.Fetch(a.FetchRequest(id, []int32{0}, 10, 1000))
+		for o, n := range testutil.Acquired(r) {
+			held[o] = n
+		}
+	}
+	// c waits while a holds everything; a's release ends c's wait.
+	done := make(chan map[int64]int16)
+	go func() {
+		r, _ := c.Fetch(c.FetchRequest(id, []int32{0}, 10, 10000))
+		done <- testutil.Acquired(r)
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if ack, _ := a.Acknowledge(a.Sess, false, testutil.ShareAck{Topic: id, First: 0, Last: 2, Types: []int8{2}}); ack.ErrorCode != 0 {
+		t.Fatalf("release: %+v", ack)
+	}
+	select {
+	case got := <-done:
+		if len(got) != 3 || got[0] != 2 {
+			t.Fatalf("c acquired %v after a's release, want 3 records at delivery count 2", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("c's long-poll did not end when a released its records")
+	}
+}
