@@ -116,6 +116,9 @@ rate of the data dir's filesystem.`,
 				if slices.Contains(o.Workloads, bench.WClassicStorm) {
 					kvs = append(bench.ClassicStormOverrides(), kvs...)
 				}
+				if slices.Contains(o.Workloads, bench.WShareMemory) {
+					kvs = append(bench.ShareOverrides(), kvs...)
+				}
 				p, err := bench.StartMuster(ctx, bin, filepath.Join(work, "muster-data"), overrideArgs(kvs)...)
 				if err != nil {
 					return exitErr(1, err.Error())
@@ -189,6 +192,10 @@ rate of the data dir's filesystem.`,
 	f.Int64Var(&o.IsolationBytes, "isolation-bytes", d.IsolationBytes, "fetch-isolation: bytes of transactions written, then read back")
 	f.IntVar(&o.RecoverTxns, "recover-txns", d.RecoverTxns, "txn-recover: open transactions left behind before SIGKILL")
 	f.IntVar(&o.RecoverConns, "recover-conns", d.RecoverConns, "txn-recover: connections opening them")
+	f.IntVar(&o.ShareRecords, "share-records", d.ShareRecords, "records the share workloads consume per case")
+	f.IntVar(&o.ShareBatch, "share-batch", d.ShareBatch, "records a share consumer fetches at most per request")
+	f.IntSliceVar(&o.ShareConsumers, "share-consumers", d.ShareConsumers, "share consumer counts of share and share-kgo (one partition)")
+	f.IntVar(&o.ShareMemoryRecords, "share-memory-records", d.ShareMemoryRecords, "share-memory: records held in flight")
 	f.StringVar(&o.Client, "client", d.Client, "load generator of the request workloads: raw (synchronous TCP, kmsg framing) or kgo (franz-go client per connection)")
 	f.StringVar(&only, "workloads", "", "comma-separated workloads to run (default all)")
 	f.StringVar(&out, "out", "", "write the JSON report to this file")

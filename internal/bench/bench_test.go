@@ -22,7 +22,8 @@ func smokeOptions(t *testing.T) Options {
 		RecordBytes: 512, ProduceBytes: 256 << 10, FsyncDir: t.TempDir(),
 		StormMembers: []int{5}, StormPartitions: 100, StormConns: 2, HBGroups: []int{1, 2}, HBMembers: 6,
 		LoadOffsets: 1500, LoadMembers: 30, LoadGroups: 20,
-		TxnConns: []int{1, 2}, IsolationBytes: 256 << 10, RecoverTxns: 10, RecoverConns: 2}
+		TxnConns: []int{1, 2}, IsolationBytes: 256 << 10, RecoverTxns: 10, RecoverConns: 2,
+		ShareRecords: 3000, ShareBatch: 100, ShareConsumers: []int{1, 3}, ShareMemoryRecords: 2000}
 }
 
 // TestSmokeAllWorkloads runs every workload against an in-process muster and an in-process
@@ -63,6 +64,12 @@ func TestSmokeAllWorkloads(t *testing.T) {
 			checkShardLoad(t, r, false)
 			continue
 		}
+		if r.Workload == WShareMemory {
+			if r.Units <= 0 || r.Partitions <= 0 {
+				t.Errorf("share-memory on %s: %d records held over %d partitions", r.Target, r.Units, r.Partitions)
+			}
+			continue
+		}
 		if r.Requests <= 0 || r.ReqPerSec <= 0 || r.Seconds <= 0 {
 			t.Errorf("%s on %s (conns %d): no progress: %+v", r.Workload, r.Target, r.Conns, r)
 		}
@@ -72,7 +79,7 @@ func TestSmokeAllWorkloads(t *testing.T) {
 		if r.UnitName != "" && r.Units <= 0 {
 			t.Errorf("%s on %s: no %s", r.Workload, r.Target, r.UnitName)
 		}
-		if r.Workload != WConsume && r.Workload != WClassicStorm && r.Workload != WFetchCommitted && r.Workload != WFetchUncommitted &&
+		if r.Workload != WConsume && r.Workload != WClassicStorm && r.Workload != WShareKgo && r.Workload != WFetchCommitted && r.Workload != WFetchUncommitted &&
 			(r.P50ms <= 0 || r.P99ms < r.P50ms || r.Maxms < r.P99ms) {
 			t.Errorf("%s on %s: latency quantiles not ordered: p50 %v p99 %v max %v", r.Workload, r.Target, r.P50ms, r.P99ms, r.Maxms)
 		}
@@ -121,7 +128,8 @@ func TestSmokeAllWorkloads(t *testing.T) {
 			continue // muster only
 		}
 		if c.Workload != WProduce && c.Workload != WConsume && c.Workload != WJoinStorm && c.Workload != WClassicStorm &&
-			c.Workload != WFetchCommitted && c.Workload != WFetchUncommitted && !(c.Workload == WTxn1 || c.Workload == WTxn10) && c.VsAPIVersions <= 0 {
+			c.Workload != WShare && c.Workload != WShareKgo && c.Workload != WFetchCommitted && c.Workload != WFetchUncommitted &&
+			!(c.Workload == WTxn1 || c.Workload == WTxn10) && c.VsAPIVersions <= 0 {
 			t.Errorf("comparison %s/%d has no ApiVersions ratio", c.Workload, c.Conns)
 		}
 	}

@@ -60,7 +60,7 @@ func compare(rs []Result) []Comparison {
 			}
 			continue
 		}
-		if r.Workload == WShardLoad {
+		if r.Workload == WShardLoad || r.Workload == WShareMemory {
 			continue
 		}
 		if r.Workload == WPebble {
@@ -90,6 +90,8 @@ func compare(rs []Result) []Comparison {
 				return r.UnitsPerSec / 1e6
 			case WTxnRecover:
 				return r.Seconds
+			case WShare, WShareKgo:
+				return r.UnitsPerSec
 			}
 			if storm {
 				return r.Seconds * 1000
@@ -105,6 +107,8 @@ func compare(rs []Result) []Comparison {
 			c.Metric = "transactions/s"
 		case WTxnRecover:
 			c.Metric = "s from SIGKILL restart to ready"
+		case WShare, WShareKgo:
+			c.Metric = "records/s"
 		}
 		if storm {
 			c.Metric = "ms to settle"
@@ -123,7 +127,7 @@ func compare(rs []Result) []Comparison {
 			}
 		}
 		if av, ok := byKey[key{w: WApiVersions, n: k.n}]["muster"]; ok && !av.Skipped && av.ReqPerSec > 0 && mok && !m.Skipped &&
-			k.w != WProduce && k.w != WConsume && !storm {
+			k.w != WProduce && k.w != WConsume && k.w != WShare && k.w != WShareKgo && !storm {
 			c.VsAPIVersions = m.ReqPerSec / av.ReqPerSec
 		}
 		if fsync > 0 && mok && !m.Skipped && (k.w == WCommit1 || k.w == WCommitN) {
@@ -176,6 +180,11 @@ func (r *Report) writeRest(w io.Writer) {
 	var loads []Result
 	for _, res := range r.Results {
 		if res.Workload == WShardLoad && !res.Skipped {
+			loads = append(loads, res)
+		}
+	}
+	for _, res := range r.Results {
+		if res.Workload == WShareMemory && !res.Skipped {
 			loads = append(loads, res)
 		}
 	}
@@ -270,6 +279,8 @@ func unitSingular(u string) string {
 		return "member"
 	case "empty groups":
 		return "group"
+	case "in-flight records":
+		return "in-flight record"
 	}
 	return u
 }

@@ -2,13 +2,9 @@ package coordinator
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"sort"
 )
-
-// ErrNotKafkaRecord is KafkaRecord's answer for a record private to muster.
-var ErrNotKafkaRecord = errors.New("coordinator: record private to muster")
 
 // KafkaRecord converts one coordinator record to Kafka's own __consumer_offsets record format,
 // what a consumer of the internal topic reads (Kafka's CoordinatorRecordSerde): the key is
@@ -20,15 +16,16 @@ var ErrNotKafkaRecord = errors.New("coordinator: record private to muster")
 // (ConsumerGroup*Value.json, StreamsGroup*Value.json: value version 0, flexible encoding, tagged
 // fields written only when they differ from their defaults, as Kafka's generated writers do).
 // The KIP-1331 topology description epochs of the streams group metadata are Kafka trunk's tags
-// 2 and 3. A record that does not decode is an error (ErrCorruptRecord). muster's pending
-// transactional offsets (RecPendingTxnOffset) have no Kafka record of their own (Kafka keeps
-// them as transactional OffsetCommit records before a marker): ErrNotKafkaRecord, left out.
+// 2 and 3. A record that does not decode is an error (ErrCorruptRecord). Records private to
+// muster are ErrNotKafkaRecord, left out: share-partition state (Kafka keeps it in
+// __share_group_state) and pending transactional offsets (RecPendingTxnOffset; Kafka keeps them
+// as transactional OffsetCommit records before a marker).
 func KafkaRecord(key, value []byte) (kkey, kvalue []byte, err error) {
 	typ, err := RecordType(key)
 	if err != nil {
 		return nil, nil, err
 	}
-	if typ == RecPendingTxnOffset {
+	if typ == RecPendingTxnOffset || typ == RecSharePartitionState {
 		return nil, nil, ErrNotKafkaRecord
 	}
 	if value == nil {
@@ -65,6 +62,11 @@ var kafkaValues = map[int16]func([]byte) ([]byte, error){
 	RecStreamsGroupTargetMember:    kafkaStreamsTarget,
 	RecStreamsGroupCurrentMember:   kafkaStreamsCurrent,
 	RecStreamsGroupTopology:        kafkaStreamsTopology,
+	RecShareGroupMetadata:          kafkaShareMetadata,
+	RecShareGroupMemberMetadata:    kafkaShareMember,
+	RecShareGroupTargetMetadata:    kafkaShareTargetMetadata,
+	RecShareGroupTargetMember:      kafkaShareTargetMember,
+	RecShareGroupCurrentMember:     kafkaShareCurrent,
 }
 
 // flexEnc appends Kafka's flexible (KIP-482) encoding: compact strings, arrays and bytes

@@ -25,6 +25,9 @@ const (
 	// Migration: classic and KIP-848 members of the same group ids (online upgrade and
 	// downgrade, group.consumer.migration.policy=bidirectional).
 	Migration
+	// Share: KIP-932 members join, leave and are fenced while they acquire, acknowledge and
+	// release records of share-partitions, locks expire, and offsets are altered and deleted.
+	Share
 	// Transactional: classic and KIP-848 members while producers stage transactional offsets
 	// (TxnOffsetCommit) that their markers commit or abort, racing plain commits, OffsetDelete,
 	// DeleteGroups, expiry and restarts with transactions half-finished.
@@ -32,7 +35,7 @@ const (
 )
 
 func (w Workload) String() string {
-	return [...]string{"classic", "consumer", "streams", "migration", "transactional"}[w]
+	return [...]string{"classic", "consumer", "streams", "migration", "share", "transactional"}[w]
 }
 
 // RandomWorkload runs steps random operations of the workload on a fresh harness (seeded), and
@@ -86,6 +89,7 @@ type randomRun struct {
 	// values are the broker's config; gconfigs the groups' dynamic configs set so far.
 	values   *config.Values
 	gconfigs map[string]map[string]string
+	share    *shareRun
 }
 
 type classicClient struct {
@@ -137,6 +141,8 @@ func (r *randomRun) step() string {
 		return r.consumerOp()
 	case Streams:
 		return r.streamsOp()
+	case Share:
+		return r.shareOp()
 	default: // Migration, Transactional
 		if r.rnd.Intn(2) == 0 {
 			return r.classicOp()
