@@ -1,0 +1,224 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/muster-io/muster/internal/store"
+)
+
+// Coordinator is the store of one coordinator (kind "group" or "txn") in the shared database:
+// a store.Store whose Acquire takes a shard's lease in the lease table and whose shards append
+// only while their epoch is current.
+type Coordinator struct {
+	db     *DB
+	kind   string
+	me     Me
+	shards int32
+	// onFenced, when set, is told when an Append or a Load found the lease taken over.
+	onFenced func(shard int32, epoch int64)
+}
+
+// ErrShardCountChanged means the configured shard count differs from the cluster's.
+var ErrShardCountChanged = errors.New("cluster store: the configured shard count differs from the cluster's")
+
+// OpenCoordinator opens the store of coordinator kind with shards shards for node me. The first
+// node fixes the shard count; a node configured with another count refuses to start.
+func (db *DB) OpenCoordinator(ctx context.Context, kind string, shards int32, me Me, setting string) (*Coordinator, error) {
+	v, err := db.ClusterValue(ctx, kind+".shards", strconv.Itoa(int(shards)))
+	if err != nil {
+		return nil, fmt.Errorf("cluster store: %w", err)
+	}
+	if v != strconv.Itoa(int(shards)) {
+		return nil, fmt.Errorf("%w (%s): the cluster has %s, configured %d", ErrShardCountChanged, setting, v, shards)
+	}
+	if _, err := db.exec(ctx, "open", `INSERT INTO muster_leases (kind, shard, epoch)
+SELECT $1, g, 0 FROM generate_series(0, $2::integer - 1) AS g ON CONFLICT (kind, shard) DO NOTHING`, kind, shards); err != nil {
+		return nil, fmt.Errorf("cluster store: creating the leases of %s: %w", kind, err)
+	}
+	return &Coordinator{db: db, kind: kind, me: me, shards: shards}, nil
+}
+
+// OnFenced sets the function told of fenced leases (the lease manager; before the first Acquire).
+func (c *Coordinator) OnFenced(fn func(shard int32, epoch int64)) { c.onFenced = fn }
+
+// Kind is the coordinator's kind.
+func (c *Coordinator) Kind() string { return c.kind }
+
+// Config implements store.Store.
+func (c *Coordinator) Config() store.ClusterConfig { return store.ClusterConfig{Shards: c.shards} }
+
+// Close implements store.Store; the DB is closed by its owner.
+func (c *Coordinator) Close() error { return nil }
+
+// Acquire implements store.Store: it takes the shard's lease with the next epoch, or fails with
+// ErrLeaseHeld while another live node holds it.
+func (c *Coordinator) Acquire(ctx context.Context, shard int32) (store.Shard, error) {
+	if shard < 0 || shard >= c.shards {
+		return nil, fmt.Errorf("cluster store: shard %d out of range [0,%d)", shard, c.shards)
+	}
+	epoch, err := c.db.AcquireLease(ctx, c.me, c.kind, shard)
+	if err != nil {
+		return nil, err
+	}
+	return &Shard{c: c, id: shard, epoch: epoch, lost: make(chan struct{})}, nil
+}
+
+// Shard is one leased shard.
+type Shard struct {
+	c        *Coordinator
+	id       int32
+	epoch    int64
+	lost     chan struct{}
+	lostOnce sync.Once
+	mu       sync.Mutex // one Append at a time
+}
+
+// ID implements store.Shard.
+func (s *Shard) ID() int32 { return s.id }
+
+// Epoch implements store.Shard.
+func (s *Shard) Epoch() int64 { return s.epoch }
+
+// Lost implements store.Shard.
+func (s *Shard) Lost() <-chan struct{} { return s.lost }
+
+// MarkLost closes Lost (the lease manager saw the lease go, or could not renew it in time).
+func (s *Shard) MarkLost() { s.lostOnce.Do(func() { close(s.lost) }) }
+
+// Limits implements store.Shard: what one transaction carries comfortably.
+func (s *Shard) Limits() store.BatchLimits {
+	return store.BatchLimits{Records: 1 << 20, Bytes: 256 << 20}
+}
+
+// Release implements store.Shard: the lease is freed for the next owner (after the last Append).
+func (s *Shard) Release(ctx context.Context) error {
+	s.MarkLost()
+	return s.c.db.ReleaseLease(ctx, s.c.me, s.c.kind, s.id, s.epoch)
+}
+
+func (s *Shard) fenced() error {
+	s.MarkLost()
+	if fn := s.c.onFenced; fn != nil {
+		fn(s.id, s.epoch)
+	}
+	return store.ErrFenced
+}
+
+// Load implements store.Shard: the shard's rows stream in key order, after a check that the
+// lease is still this epoch's (a load after a takeover would read a state the new owner is
+// changing).
+func (s *Shard) Load(ctx context.Context, fn func(store.Record) error) error {
+	return s.c.db.timed("load", func() error {
+		var epoch int64
+		err := s.c.db.pool.QueryRow(ctx, `SELECT epoch FROM muster_leases WHERE kind = $1 AND shard = $2`, s.c.kind, s.id).Scan(&epoch)
+		if err != nil {
+			return err
+		}
+		if epoch != s.epoch {
+			return s.fenced()
+		}
+		rows, err := s.c.db.pool.Query(ctx, `SELECT k, v FROM muster_records WHERE kind = $1 AND shard = $2 ORDER BY k`,
+			s.c.kind, s.id)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			raw := rows.RawValues()
+			// RawValues are the connection's read buffer, valid until Next: copy both into one
+			// allocation.
+			buf := make([]byte, len(raw[0])+len(raw[1]))
+			n := copy(buf, raw[0])
+			copy(buf[n:], raw[1])
+			rec := store.Record{Key: buf[:n:n]}
+			if len(raw[1]) > 0 { // an empty stored value reads as nil, as in the Pebble store
+				rec.Value = buf[n:]
+			}
+			if err := fn(rec); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	})
+}
+
+// LoadBorrowed implements store.BorrowingLoader: Load without the copy (the bytes are valid
+// until fn returns).
+func (s *Shard) LoadBorrowed(ctx context.Context, fn func(store.Record) error) error {
+	return s.c.db.timed("load", func() error {
+		var epoch int64
+		err := s.c.db.pool.QueryRow(ctx, `SELECT epoch FROM muster_leases WHERE kind = $1 AND shard = $2`, s.c.kind, s.id).Scan(&epoch)
+		if err != nil {
+			return err
+		}
+		if epoch != s.epoch {
+			return s.fenced()
+		}
+		rows, err := s.c.db.pool.Query(ctx, `SELECT k, v FROM muster_records WHERE kind = $1 AND shard = $2 ORDER BY k`,
+			s.c.kind, s.id)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			raw := rows.RawValues()
+			rec := store.Record{Key: raw[0][:len(raw[0]):len(raw[0])]}
+			if len(raw[1]) > 0 {
+				rec.Value = raw[1][:len(raw[1]):len(raw[1])]
+			}
+			if err := fn(rec); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	})
+}
+
+// Append implements store.Shard: one transaction (one round trip, one commit) locks the lease
+// row, upserts the records and deletes the tombstoned keys, each statement conditioned on the
+// lease still being at this epoch. A takeover waits for the lock, so it either sees this batch
+// or this batch sees the new epoch and writes nothing (ErrFenced).
+func (s *Shard) Append(ctx context.Context, recs []store.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var upK, upV, delK [][]byte
+	for _, r := range recs {
+		if r.Value == nil {
+			delK = append(delK, r.Key)
+		} else {
+			upK, upV = append(upK, r.Key), append(upV, r.Value)
+		}
+	}
+	var epoch int64 = -1
+	err := s.c.db.timed("append", func() error {
+		b := &pgx.Batch{}
+		b.Queue(`SELECT epoch FROM muster_leases WHERE kind = $1 AND shard = $2 FOR SHARE`, s.c.kind, s.id).
+			QueryRow(func(r pgx.Row) error { return r.Scan(&epoch) })
+		if len(upK) > 0 {
+			b.Queue(`INSERT INTO muster_records (kind, shard, k, v)
+SELECT $1, $2, t.k, t.v FROM unnest($4::bytea[], $5::bytea[]) AS t(k, v)
+WHERE EXISTS (SELECT 1 FROM muster_leases WHERE kind = $1 AND shard = $2 AND epoch = $3)
+ON CONFLICT (kind, shard, k) DO UPDATE SET v = excluded.v`, s.c.kind, s.id, s.epoch, upK, upV)
+		}
+		if len(delK) > 0 {
+			b.Queue(`DELETE FROM muster_records WHERE kind = $1 AND shard = $2 AND k = ANY($4::bytea[])
+AND EXISTS (SELECT 1 FROM muster_leases WHERE kind = $1 AND shard = $2 AND epoch = $3)`, s.c.kind, s.id, s.epoch, delK)
+		}
+		return s.c.db.pool.SendBatch(ctx, b).Close()
+	})
+	if err != nil {
+		return err
+	}
+	if epoch != s.epoch {
+		return s.fenced()
+	}
+	return nil
+}
+
+var _ store.BorrowingLoader = (*Shard)(nil)
