@@ -230,6 +230,9 @@ RETURNING epoch`, kind, shard, me.ID, me.Incarnation).Scan(&epoch)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, ErrLeaseHeld
 	}
+	if err == nil {
+		db.notify(ctx) // the other nodes' directories learn the new owner at once
+	}
 	return epoch, err
 }
 
