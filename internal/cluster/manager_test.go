@@ -60,10 +60,10 @@ func (h *host) count() int {
 }
 
 type node struct {
-	id   int32
-	db   *postgres.DB
-	m    *cluster.Manager
-	h    *host
+	id        int32
+	db        *postgres.DB
+	m         *cluster.Manager
+	h         *host
 	takeovers chan time.Duration
 }
 
