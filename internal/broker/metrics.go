@@ -14,14 +14,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/muster-io/muster/internal/coordinator"
 	"github.com/muster-io/muster/internal/coordinator/engine"
+	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
 // runtimeMetrics are the coordinator runtime's own metrics (Kafka's
 // GroupCoordinatorRuntimeMetrics in spirit): batch commits, their size and latency, shard loads.
 type runtimeMetrics struct {
+	guard         *diskguard.Guard // told about failed commits
 	commitLatency *prometheus.HistogramVec
 	batchSize     prometheus.Histogram
 	commitErrors  prometheus.Counter
@@ -30,8 +33,9 @@ type runtimeMetrics struct {
 	loadErrors    prometheus.Counter
 }
 
-func newRuntimeMetrics() *runtimeMetrics {
+func newRuntimeMetrics(g *diskguard.Guard) *runtimeMetrics {
 	return &runtimeMetrics{
+		guard: g,
 		commitLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "muster", Subsystem: "coordinator", Name: "batch_commit_seconds",
 			Help:    "Latency of one durable batch commit (fsync included).",
@@ -67,6 +71,7 @@ func (m *runtimeMetrics) hooks() engine.Hooks {
 			if err != nil {
 				res = "error"
 				m.commitErrors.Inc()
+				m.guard.ReportError(err) // a store that fails writes degrades the node
 			}
 			m.commitLatency.WithLabelValues(res).Observe(d.Seconds())
 			m.batchSize.Observe(float64(n))
@@ -128,6 +133,9 @@ func (g groupCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (g groupCollector) Collect(ch chan<- prometheus.Metric) {
+	if !g.b.serving.Load() {
+		return // starting: the coordinator does not exist yet
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	var sum coordinator.ShardMetrics
@@ -205,12 +213,22 @@ func (b *Broker) startHTTP() error {
 	b.reg.MustRegister(groupCollector{b})
 	b.reg.MustRegister(topoDescCollector{b})
 	b.reg.MustRegister(b.secMetrics.auth, b.secMetrics.denials)
+	b.reg.MustRegister(storageCollector{b.guard})
 	b.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "muster_store_wal_syncs_total",
 		Help: "fsyncs of the store's write-ahead log (group commit: committed records per sync = rate(muster_coordinator_batch_records_sum) / rate(this))."},
 		func() float64 { return float64(b.walFS.WALSyncs.Load()) }))
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !b.serving.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			msg := "starting: opening the store in " + b.opts.DataDir
+			if _, note := storageReadiness(b.guard); note != "" {
+				msg += "; " + note
+			}
+			fmt.Fprintf(w, "not ready: %s\n", msg)
+			return
+		}
 		st := b.rt.ShardStatus()
 		var notReady []string
 		for i, s := range st {
@@ -218,9 +236,19 @@ func (b *Broker) startHTTP() error {
 				notReady = append(notReady, fmt.Sprintf("shard %d %s", i, s))
 			}
 		}
+		// A failed store is not ready (it serves reads only); one short of space is ready and
+		// says so (reads, deletes and retention work; writes that grow it are refused).
+		storeOK, note := storageReadiness(b.guard)
+		if !storeOK {
+			notReady = append([]string{note}, notReady...)
+		}
 		if len(notReady) > 0 {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintf(w, "not ready: %s\n", strings.Join(notReady, ", "))
+			return
+		}
+		if note != "" {
+			fmt.Fprintf(w, "ready: %d shards loaded; %s\n", len(st), note)
 			return
 		}
 		fmt.Fprintf(w, "ready: %d shards loaded\n", len(st))
@@ -247,3 +275,5 @@ func (b *Broker) startHTTP() error {
 	}()
 	return nil
 }
+
+func apiName(k int16) string { return kmsg.NameForKey(k) }

@@ -63,6 +63,10 @@ type Options struct {
 	// this long, takes longer than this to send one request frame, or does not take a response
 	// for this long (Kafka's connections.max.idle.ms, default 10 minutes); negative disables it.
 	IdleTimeout time.Duration
+	// ClusterID and NodeID identify this broker to ApiVersions v5+ (KIP-1242): a client that
+	// names another cluster or node is told to rebootstrap.
+	ClusterID string
+	NodeID    int32
 }
 
 // Per-connection buffer sizes. Large frames and responses bypass the buffers, so small ones keep

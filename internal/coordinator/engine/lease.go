@@ -5,6 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/muster-io/muster/internal/coordinator"
 	"github.com/muster-io/muster/internal/store"
 )
 
@@ -131,7 +132,8 @@ func (s *shard[S]) unload() {
 		s.counted = false
 	}
 	var zero S
-	s.st, s.loadedOK, s.lease, s.inflight, s.extra = zero, false, nil, nil, nil
+	s.st, s.loadedOK, s.lease, s.inflight, s.extra, s.refused = zero, false, nil, nil, nil, nil
+	s.held = coordinator.Effects{}
 	s.status.Store(shardUnowned)
 	s.failQueued()
 }
