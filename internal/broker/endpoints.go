@@ -3,23 +3,26 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/muster-io/muster/internal/data"
 	"github.com/muster-io/muster/internal/server"
 )
 
-// rewriteCoordinatorEndpoint makes a FindCoordinator answer name this broker by the advertised
-// endpoint of the listener the request came in on (KafkaApis uses request.context.listenerName),
-// so a SASL_SSL client is not sent to the PLAINTEXT port. The coordinator itself answers with
-// the first listener's endpoint.
-func rewriteCoordinatorEndpoint(fc *kmsg.FindCoordinatorResponse, p *data.Plane, l *server.Listener) {
-	node := p.NodeID()
-	if fc.ErrorCode == 0 && fc.NodeID == node && fc.Host != "" {
-		fc.Host, fc.Port = l.AdvertisedHost, l.AdvertisedPort
+// rewriteCoordinatorEndpoint makes a FindCoordinator answer name the coordinator by its
+// advertised endpoint on the listener the request came in on (KafkaApis uses
+// request.context.listenerName), so a SASL_SSL client is not sent to the PLAINTEXT port. The
+// coordinator itself answers with the first listener's endpoint; in cluster mode another
+// node's endpoint on the listener comes from the registry.
+func (b *Broker) rewriteCoordinatorEndpoint(fc *kmsg.FindCoordinatorResponse, l *server.Listener) {
+	if fc.ErrorCode == 0 && fc.Host != "" {
+		if host, port, ok := b.endpointOn(fc.NodeID, l); ok {
+			fc.Host, fc.Port = host, port
+		}
 	}
 	for i := range fc.Coordinators {
 		c := &fc.Coordinators[i]
-		if c.ErrorCode == 0 && c.NodeID == node && c.Host != "" {
-			c.Host, c.Port = l.AdvertisedHost, l.AdvertisedPort
+		if c.ErrorCode == 0 && c.Host != "" {
+			if host, port, ok := b.endpointOn(c.NodeID, l); ok {
+				c.Host, c.Port = host, port
+			}
 		}
 	}
 }

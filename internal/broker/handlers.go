@@ -56,7 +56,7 @@ func (b *Broker) registerHandlers() {
 			return a.ListOffsets(ctx, b.dataReq(r), r.Body.(*kmsg.ListOffsetsRequest))
 		},
 		3: func(ctx context.Context, r *server.Request) kmsg.Response {
-			return a.Metadata(ctx, b.dataReq(r), r.Body.(*kmsg.MetadataRequest))
+			return b.withClusterBrokers(a.Metadata(ctx, b.dataReq(r), r.Body.(*kmsg.MetadataRequest)), r.Listener)
 		},
 		19: func(ctx context.Context, r *server.Request) kmsg.Response {
 			return a.CreateTopics(ctx, b.dataReq(r), r.Body.(*kmsg.CreateTopicsRequest))
@@ -80,7 +80,7 @@ func (b *Broker) registerHandlers() {
 			return a.CreatePartitions(ctx, b.dataReq(r), r.Body.(*kmsg.CreatePartitionsRequest))
 		},
 		60: func(ctx context.Context, r *server.Request) kmsg.Response {
-			return a.DescribeCluster(ctx, b.dataReq(r), r.Body.(*kmsg.DescribeClusterRequest))
+			return b.withClusterNodes(a.DescribeCluster(ctx, b.dataReq(r), r.Body.(*kmsg.DescribeClusterRequest)), r.Listener)
 		},
 		29: func(_ context.Context, r *server.Request) kmsg.Response {
 			return adm.DescribeACLs(b.check(r), r.Body.(*kmsg.DescribeACLsRequest))
@@ -124,7 +124,7 @@ func (b *Broker) coordHandler(h api.Handler) server.Handler {
 	return func(ctx context.Context, r *server.Request) kmsg.Response {
 		resp := h.Serve(ctx, coordinator.Meta{APIVersion: r.Header.APIVersion, ClientID: r.Header.ClientID, ClientHost: r.ClientHostKafka}, r.Body)
 		if fc, ok := resp.(*kmsg.FindCoordinatorResponse); ok && r.Listener != nil && r.Listener.AdvertisedHost != "" {
-			rewriteCoordinatorEndpoint(fc, b.plane, r.Listener)
+			b.rewriteCoordinatorEndpoint(fc, r.Listener)
 		}
 		return resp
 	}

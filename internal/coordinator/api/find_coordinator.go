@@ -15,49 +15,62 @@ import (
 // Share keys (type 2) are defined from v6 and need a share coordinator, and any other type is
 // not defined at all: INVALID_REQUEST, as Kafka's KafkaApis.getCoordinator answers. v4+ batches
 // keys (CoordinatorKeys), older versions carry one key in top-level fields. An error carries no
-// node (Kafka's Node.noNode: id -1, no host, port -1).
+// node (Kafka's Node.noNode: id -1, no host, port -1). In cluster mode a group whose shard is
+// served by another node is answered with that node (from the Directory), and one whose shard
+// no node holds now COORDINATOR_NOT_AVAILABLE, so the client retries.
 func (s *Service) FindCoordinator(_ context.Context, _ coordinator.Meta, req *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
-	answer := func(key string) (int16, *string) {
-		switch req.CoordinatorType {
-		case 0:
-		case 1:
-			msg := "muster has no transaction coordinator yet"
-			return kerr.CoordinatorNotAvailable.Code, &msg
-		case 2:
-			msg := "muster has no share coordinator"
-			if req.Version < 6 {
-				msg = "share coordinator keys need FindCoordinator v6"
+	answer := func(key string) (Endpoint, int16, *string) {
+		code, msg := s.findCode(req)
+		if code != 0 {
+			return Endpoint{NodeID: -1, Port: -1}, code, msg
+		}
+		shard := coordinator.ShardFor(key, s.RT.Shards())
+		if s.Directory != nil && !s.RT.Owned(shard) {
+			if e, ok := s.Directory.Coordinator(shard); ok {
+				return e, 0, nil
 			}
-			return kerr.InvalidRequest.Code, &msg
-		default:
-			msg := "unknown coordinator type in FindCoordinator request"
-			return kerr.InvalidRequest.Code, &msg
+			msg := "no node holds the lease of the group's coordinator shard now"
+			return Endpoint{NodeID: -1, Port: -1}, kerr.CoordinatorNotAvailable.Code, &msg
 		}
-		if !s.RT.Ready() && !s.RT.Active(coordinator.ShardFor(key, s.RT.Shards())) {
-			return kerr.CoordinatorLoadInProgress.Code, nil
+		if !s.RT.Ready() && !s.RT.Active(shard) {
+			return Endpoint{NodeID: -1, Port: -1}, kerr.CoordinatorLoadInProgress.Code, nil
 		}
-		return 0, nil
+		return s.Self, 0, nil
 	}
 	if req.Version >= 4 {
 		for _, k := range req.CoordinatorKeys {
 			c := kmsg.NewFindCoordinatorResponseCoordinator()
 			c.Key = k
-			c.ErrorCode, c.ErrorMessage = answer(k)
-			c.NodeID, c.Host, c.Port = s.node(c.ErrorCode)
+			var e Endpoint
+			e, c.ErrorCode, c.ErrorMessage = answer(k)
+			c.NodeID, c.Host, c.Port = e.NodeID, e.Host, e.Port
 			resp.Coordinators = append(resp.Coordinators, c)
 		}
 		return resp
 	}
-	resp.ErrorCode, resp.ErrorMessage = answer(req.CoordinatorKey)
-	resp.NodeID, resp.Host, resp.Port = s.node(resp.ErrorCode)
+	var e Endpoint
+	e, resp.ErrorCode, resp.ErrorMessage = answer(req.CoordinatorKey)
+	resp.NodeID, resp.Host, resp.Port = e.NodeID, e.Host, e.Port
 	return resp
 }
 
-// node is the coordinator's endpoint: this broker, or none when the answer is an error.
-func (s *Service) node(code int16) (int32, string, int32) {
-	if code != 0 {
-		return -1, "", -1
+// findCode is the error of a key type muster does not coordinate.
+func (s *Service) findCode(req *kmsg.FindCoordinatorRequest) (int16, *string) {
+	switch req.CoordinatorType {
+	case 0:
+	case 1:
+		msg := "muster has no transaction coordinator yet"
+		return kerr.CoordinatorNotAvailable.Code, &msg
+	case 2:
+		msg := "muster has no share coordinator"
+		if req.Version < 6 {
+			msg = "share coordinator keys need FindCoordinator v6"
+		}
+		return kerr.InvalidRequest.Code, &msg
+	default:
+		msg := "unknown coordinator type in FindCoordinator request"
+		return kerr.InvalidRequest.Code, &msg
 	}
-	return s.Self.NodeID, s.Self.Host, s.Self.Port
+	return 0, nil
 }

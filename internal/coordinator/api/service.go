@@ -40,6 +40,13 @@ type Endpoint struct {
 	Port   int32
 }
 
+// Directory tells where the shards this node does not serve are served (cluster mode).
+type Directory interface {
+	// Coordinator returns the node serving shard (its endpoint on its first listener; the
+	// broker names the endpoint of the request's listener), false when no node holds it now.
+	Coordinator(shard int32) (Endpoint, bool)
+}
+
 // Service is the group coordinator as the wire sees it.
 type Service struct {
 	RT     *Runtime
@@ -47,6 +54,9 @@ type Service struct {
 	Log    *slog.Logger
 	Topics Topics // nil: no topic checks (tests)
 	Self   Endpoint
+	// Directory is set in cluster mode: FindCoordinator names the owner of a shard served
+	// elsewhere.
+	Directory Directory
 	// TopologyDescriptions is the KIP-1331 side; nil when no plugin is configured.
 	TopologyDescriptions *TopologyDescriptions
 	// Writes tells whether the store takes writes now (the runtime's Options.Writes; nil:

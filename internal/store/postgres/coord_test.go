@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/muster-io/muster/internal/pgtest"
+	"github.com/muster-io/muster/internal/security"
 	"github.com/muster-io/muster/internal/store"
 	"github.com/muster-io/muster/internal/store/postgres"
 	"github.com/muster-io/muster/internal/store/storetest"
@@ -50,4 +51,41 @@ func TestPostgresContract(t *testing.T) {
 			return c
 		}}
 	})
+}
+
+// TestSecurityStore: ACLs and SCRAM credentials written through one node's pool are read by
+// another's, and removals apply.
+func TestSecurityStore(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a, b := openDB(t, url).Security(), openDB(t, url).Security()
+	id := [16]byte{1, 2, 3}
+	bind := security.Binding{ResourceType: security.Topic, ResourceName: "t", PatternType: security.Literal,
+		Principal: "User:alice", Host: "*", Operation: security.OpRead, Permission: security.Allow}
+	if err := a.ChangeACLs([]security.StoredBinding{{ID: id, Binding: bind}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	cred := security.ScramCredential{User: "alice", Mechanism: security.ScramSHA256, Salt: []byte("s"), StoredKey: []byte("k"), ServerKey: []byte("v"), Iterations: 4096}
+	if err := a.ChangeScramCredentials([]security.ScramCredential{cred}, nil); err != nil {
+		t.Fatal(err)
+	}
+	acls, err := b.LoadACLs()
+	if err != nil || len(acls) != 1 || acls[0].ID != id || acls[0].Binding != bind {
+		t.Fatalf("acls %+v, %v", acls, err)
+	}
+	creds, err := b.LoadScramCredentials()
+	if err != nil || len(creds) != 1 || creds[0].User != "alice" || string(creds[0].StoredKey) != "k" || creds[0].Iterations != 4096 {
+		t.Fatalf("creds %+v, %v", creds, err)
+	}
+	if err := b.ChangeACLs(nil, [][16]byte{id}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ChangeScramCredentials(nil, []security.ScramKey{{User: "alice", Mechanism: security.ScramSHA256}}); err != nil {
+		t.Fatal(err)
+	}
+	if acls, _ := a.LoadACLs(); len(acls) != 0 {
+		t.Fatalf("acls after removal %+v", acls)
+	}
+	if creds, _ := a.LoadScramCredentials(); len(creds) != 0 {
+		t.Fatalf("creds after removal %+v", creds)
+	}
 }

@@ -248,11 +248,15 @@ WHERE kind = $1 AND shard = $2 AND epoch = $3 AND owner = $4 AND owner_inc = $5`
 // changes, so the others rebalance at once instead of at their next renewal.
 const NotifyChannel = "muster_cluster"
 
-// notify announces a change (best effort: databases without NOTIFY rely on the periodic read).
-func (db *DB) notify(ctx context.Context) {
+// notify announces a registry or lease change.
+func (db *DB) notify(ctx context.Context) { db.notifyOn(ctx, NotifyChannel, "") }
+
+// notifyOn announces a change on channel (best effort: databases without NOTIFY rely on the
+// periodic re-read).
+func (db *DB) notifyOn(ctx context.Context, channel, payload string) {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	db.pool.Exec(ctx, `SELECT pg_notify($1, '')`, NotifyChannel)
+	db.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, payload)
 }
 
 // Listen calls fn on every notification of channel until ctx ends, reconnecting after errors.
