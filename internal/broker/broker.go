@@ -76,8 +76,8 @@ type Broker struct {
 	// Cluster mode (cluster.go): nil on the embedded store.
 	cl             *clusterNode
 	clusterMetrics *clusterMetrics
-	wg          sync.WaitGroup
-	closeMu     sync.Once
+	wg             sync.WaitGroup
+	closeMu        sync.Once
 	// serving is set once Start has built everything: the HTTP endpoints, up from the start
 	// so that a start-up stuck on a full disk can say so, read the rest only then.
 	serving atomic.Bool
