@@ -3,14 +3,20 @@ package cluster_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
+	"github.com/muster-io/muster/internal/coordinator"
 	"github.com/muster-io/muster/internal/pgtest"
 	"github.com/muster-io/muster/internal/testutil"
 )
@@ -158,4 +164,96 @@ func TestClusterCoordinatorInProcess(t *testing.T) {
 			t.Fatalf("group %s: offset %+v after the hand-over", group, o)
 		}
 	}
+}
+
+// TestClusterStaleBatchRefused: a shard's lease is taken over behind the node's back (its epoch
+// bumped in the lease table, as a takeover by another node does). The node's next batch for that
+// shard is refused by the store in the same transaction that would write it (ErrFenced): the
+// commit answers NOT_COORDINATOR, the shard unloads and the fencing refusal is counted. Its lease manager then takes the shard back with a newer epoch.
+func TestClusterStaleBatchRefused(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	bs := startNodes(t, url, 1)
+	waitBalanced(t, bs)
+	b := bs[0]
+	commit := func(off int64) int16 {
+		req := kmsg.NewPtrOffsetCommitRequest()
+		req.Version, req.Group, req.Generation = 7, "stale", -1
+		rt := kmsg.NewOffsetCommitRequestTopic()
+		rt.Topic = "t"
+		rp := kmsg.NewOffsetCommitRequestTopicPartition()
+		rp.Offset = off
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		c, err := testutil.DialRaw(b.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+	}
+	if code := commit(1); code != 0 {
+		t.Fatalf("commit: %d", code)
+	}
+	shard := coordinatorShard(b, "stale")
+	db, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	if _, err := db.Exec(context.Background(), `UPDATE muster_leases SET epoch = epoch + 1, owner = 99, owner_inc = 1 WHERE kind = 'group' AND shard = $1`, shard); err != nil {
+		t.Fatal(err)
+	}
+	if code := commit(2); code != 16 {
+		t.Fatalf("commit by the stale owner: error %d, want NOT_COORDINATOR (16)", code)
+	}
+	// The manager takes the shard back (node 99 is not a live node) and the first commit is there.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if code := commit(3); code == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the shard was not taken back")
+		}
+	}
+	if n := metricSum(t, b.HTTPAddr(), "muster_cluster_fencing_refusals_total"); n < 1 {
+		t.Fatalf("fencing refusals counted: %v", n)
+	}
+	cl, _ := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.MaxVersions(kversion.V3_9_0()))
+	defer cl.Close()
+	got, err := kadm.NewClient(cl).FetchOffsets(context.Background(), "stale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := got.Lookup("t", 0); o.At != 3 {
+		t.Fatalf("offset %d, want 3", o.At)
+	}
+}
+
+// coordinatorShard is the coordinator shard of group on b.
+func coordinatorShard(b *testutil.Broker, group string) int32 {
+	return coordinator.ShardFor(group, b.Runtime().Shards())
+}
+
+// metricSum sums a metric family's samples on a broker's /metrics.
+func metricSum(t *testing.T, httpAddr, name string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + httpAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	sum := 0.0
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, name+"{") || strings.HasPrefix(line, name+" ") {
+			f := strings.Fields(line)
+			v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+			sum += v
+		}
+	}
+	return sum
 }

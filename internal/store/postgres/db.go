@@ -38,6 +38,9 @@ type Options struct {
 	MaxConns int32
 	// Observe, when set, sees every SQL round trip.
 	Observe Observer
+	// NoMigrate opens without creating or migrating the schema (tools that only read): the
+	// schema must exist and be no newer than this muster's.
+	NoMigrate bool
 }
 
 // Open connects to url (postgres://...), creates or migrates the schema and returns the pool.
@@ -63,7 +66,11 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("cluster store: %w", err)
 	}
 	db := &DB{pool: pool, observe: opts.Observe, url: url}
-	if err := db.migrate(ctx); err != nil {
+	check := db.migrate
+	if opts.NoMigrate {
+		check = db.checkSchema
+	}
+	if err := check(ctx); err != nil {
 		pool.Close()
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // ErrSchemaTooNew means the database was migrated by a newer muster: this one refuses to run
@@ -123,4 +124,26 @@ func (db *DB) ClusterValue(ctx context.Context, name, def string) (string, error
 		return db.pool.QueryRow(ctx, `SELECT value FROM muster_cluster WHERE name = $1`, name).Scan(&v)
 	})
 	return v, err
+}
+
+// ErrNoSchema means the database has no muster schema yet (no node ever ran on it).
+var ErrNoSchema = errors.New("cluster store: the database has no muster schema (no muster node has run on it)")
+
+// checkSchema verifies that the schema exists and is no newer than this muster's.
+func (db *DB) checkSchema(ctx context.Context) error {
+	var v int
+	err := db.timed("schema", func() error {
+		return db.pool.QueryRow(ctx, `SELECT version FROM muster_schema WHERE id = 1`).Scan(&v)
+	})
+	if err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "42P01" || errors.Is(err, pgx.ErrNoRows) { // undefined_table
+			return ErrNoSchema
+		}
+		return fmt.Errorf("cluster store: reading the schema version: %w", err)
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("%w: database at version %d, this muster knows up to %d", ErrSchemaTooNew, v, SchemaVersion)
+	}
+	return nil
 }
