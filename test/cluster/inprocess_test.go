@@ -169,7 +169,8 @@ func TestClusterCoordinatorInProcess(t *testing.T) {
 // TestClusterStaleBatchRefused: a shard's lease is taken over behind the node's back (its epoch
 // bumped in the lease table, as a takeover by another node does). The node's next batch for that
 // shard is refused by the store in the same transaction that would write it (ErrFenced): the
-// commit answers NOT_COORDINATOR, the shard unloads and the fencing refusal is counted. Its lease manager then takes the shard back with a newer epoch.
+// commit answers NOT_COORDINATOR, the shard unloads and the fencing refusal is counted. Its
+// lease manager then takes the shard back with a newer epoch.
 func TestClusterStaleBatchRefused(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	bs := startNodes(t, url, 1)
