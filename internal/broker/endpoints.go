@@ -6,11 +6,10 @@ import (
 	"github.com/muster-io/muster/internal/server"
 )
 
-// rewriteCoordinatorEndpoint makes a FindCoordinator answer name the coordinator by its
+// rewriteCoordinatorEndpoint makes a FindCoordinator answer name every coordinator by its
 // advertised endpoint on the listener the request came in on (KafkaApis uses
-// request.context.listenerName), so a SASL_SSL client is not sent to the PLAINTEXT port. The
-// coordinator itself answers with the first listener's endpoint; in cluster mode another
-// node's endpoint on the listener comes from the registry.
+// request.context.listenerName), so a SASL_SSL client is not sent to the PLAINTEXT port: this
+// broker's own (the adapters set it already), another cluster node's from the registry.
 func (b *Broker) rewriteCoordinatorEndpoint(fc *kmsg.FindCoordinatorResponse, l *server.Listener) {
 	if fc.ErrorCode == 0 && fc.Host != "" {
 		if host, port, ok := b.endpointOn(fc.NodeID, l); ok {

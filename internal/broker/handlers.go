@@ -118,13 +118,21 @@ func (b *Broker) registerHandlers() {
 }
 
 // coordHandler adapts a group coordinator API to a server handler, passing the request's
-// version and client. FindCoordinator answers name this broker by the endpoint of the listener
-// the request came in on.
+// version and client, its authorization, and the endpoint of the listener it came in on (which
+// FindCoordinator answers; in cluster mode another node's endpoint on that listener comes from
+// the registry).
 func (b *Broker) coordHandler(h api.Handler) server.Handler {
 	return func(ctx context.Context, r *server.Request) kmsg.Response {
-		resp := h.Serve(ctx, coordinator.Meta{APIVersion: r.Header.APIVersion, ClientID: r.Header.ClientID, ClientHost: r.ClientHostKafka}, r.Body)
-		if fc, ok := resp.(*kmsg.FindCoordinatorResponse); ok && r.Listener != nil && r.Listener.AdvertisedHost != "" {
-			b.rewriteCoordinatorEndpoint(fc, r.Listener)
+		ar := api.Req{
+			Meta:  coordinator.Meta{APIVersion: r.Header.APIVersion, ClientID: r.Header.ClientID, ClientHost: r.ClientHostKafka},
+			Check: b.check(r),
+		}
+		if r.Listener != nil {
+			ar.Host, ar.Port = r.Listener.AdvertisedHost, r.Listener.AdvertisedPort
+		}
+		resp := h.Serve(ctx, ar, r.Body)
+		if fc, ok := resp.(*kmsg.FindCoordinatorResponse); ok && b.cl != nil && r.Listener != nil {
+			b.rewriteCoordinatorEndpoint(fc, r.Listener) // cluster mode: other nodes' endpoints
 		}
 		return resp
 	}
