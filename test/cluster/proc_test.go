@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -22,7 +23,7 @@ import (
 
 // node is a `muster serve --store` child process.
 type node struct {
-	t     *testing.T
+	t     testing.TB
 	id    int32
 	url   string
 	addr  string
@@ -61,7 +62,7 @@ func freeAddr(t testing.TB) string {
 }
 
 // newNode prepares node id of the cluster on url (started by start).
-func newNode(t *testing.T, url string, id int32, extra ...string) *node {
+func newNode(t testing.TB, url string, id int32, extra ...string) *node {
 	n := &node{t: t, id: id, url: url, addr: freeAddr(t), http: freeAddr(t), dir: t.TempDir(), extra: extra}
 	t.Cleanup(func() {
 		if n.cmd != nil && n.cmd.ProcessState == nil {
@@ -79,9 +80,12 @@ func newNode(t *testing.T, url string, id int32, extra ...string) *node {
 // start runs the process and waits until /readyz says ready.
 func (n *node) start() {
 	n.t.Helper()
-	args := []string{"serve", "--listen", n.addr, "--data-dir", n.dir, "--http-listen", n.http, "--store", n.url,
+	args := []string{"serve", "--listen", n.addr, "--data-dir", n.dir, "--http-listen", n.http,
 		"--override", fmt.Sprintf("node.id=%d", n.id), "--override", "group.initial.rebalance.delay.ms=0",
 		"--override", "offsets.topic.num.partitions=12", "--log-level", "info"}
+	if n.url != "" { // "" : the embedded store, one node
+		args = append(args, "--store", n.url)
+	}
 	for _, e := range n.extra {
 		args = append(args, "--override", e)
 	}
@@ -89,7 +93,11 @@ func (n *node) start() {
 		n.out = &syncBuffer{}
 	}
 	fmt.Fprintf(n.out, "---- start %s\n", time.Now().Format(time.RFC3339Nano))
-	n.cmd = exec.Command(musterBin, args...)
+	bin := musterBin
+	if b := os.Getenv("MUSTER_BENCH_BIN"); b != "" {
+		bin = b // benchmarks: compare another build
+	}
+	n.cmd = exec.Command(bin, args...)
 	n.cmd.Stdout, n.cmd.Stderr = n.out, n.out
 	if err := n.cmd.Start(); err != nil {
 		n.t.Fatal(err)

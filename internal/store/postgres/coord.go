@@ -148,8 +148,9 @@ func (s *Shard) Load(ctx context.Context, fn func(store.Record) error) error {
 	})
 }
 
-// LoadBorrowed implements store.BorrowingLoader: Load without the copy (the bytes are valid
-// until fn returns).
+// LoadBorrowed implements store.BorrowingLoader: Load without a copy per record. The rows are
+// read by a goroutine into chunks while fn replays the previous chunk, so streaming and replay
+// overlap (the bytes fn sees are valid until it returns).
 func (s *Shard) LoadBorrowed(ctx context.Context, fn func(store.Record) error) error {
 	return s.c.db.timed("load", func() error {
 		var epoch int64
@@ -160,24 +161,113 @@ func (s *Shard) LoadBorrowed(ctx context.Context, fn func(store.Record) error) e
 		if epoch != s.epoch {
 			return s.fenced()
 		}
-		rows, err := s.c.db.pool.Query(ctx, `SELECT k, v FROM muster_records WHERE kind = $1 AND shard = $2 ORDER BY k`,
-			s.c.kind, s.id)
-		if err != nil {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		full := make(chan *loadChunk, 2)
+		free := make(chan *loadChunk, 3)
+		for i := 0; i < 3; i++ {
+			free <- &loadChunk{}
+		}
+		readErr := make(chan error, 1)
+		go func() {
+			defer close(full)
+			readErr <- s.readChunks(ctx, full, free)
+		}()
+		var fnErr error
+		for c := range full {
+			if fnErr == nil {
+				for _, r := range c.recs {
+					if fnErr = fn(r); fnErr != nil {
+						cancel() // stop the reader; drain what it sent
+						break
+					}
+				}
+			}
+			free <- c
+		}
+		if err := <-readErr; fnErr == nil && err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			raw := rows.RawValues()
-			rec := store.Record{Key: raw[0][:len(raw[0]):len(raw[0])]}
-			if len(raw[1]) > 0 {
-				rec.Value = raw[1][:len(raw[1]):len(raw[1])]
+		return fnErr
+	})
+}
+
+// loadChunk is a run of rows read for LoadBorrowed: records pointing into buf.
+type loadChunk struct {
+	buf  []byte
+	recs []store.Record
+}
+
+const loadChunkRecords = 8192
+
+// readChunks streams the shard's rows in key order into chunks taken from free and sent on full.
+func (s *Shard) readChunks(ctx context.Context, full, free chan *loadChunk) error {
+	rows, err := s.c.db.pool.Query(ctx, `SELECT k, v FROM muster_records WHERE kind = $1 AND shard = $2 ORDER BY k`,
+		s.c.kind, s.id)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var c *loadChunk
+	send := func() bool {
+		select {
+		case full <- c:
+			c = nil
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for rows.Next() {
+		if c == nil {
+			select {
+			case c = <-free:
+			case <-ctx.Done():
+				return ctx.Err()
 			}
-			if err := fn(rec); err != nil {
-				return err
+			c.buf, c.recs = c.buf[:0], c.recs[:0]
+		}
+		raw := rows.RawValues()
+		// Offsets into buf first: buf may grow (and move) while the chunk fills.
+		k0 := len(c.buf)
+		c.buf = append(c.buf, raw[0]...)
+		v0 := len(c.buf)
+		c.buf = append(c.buf, raw[1]...)
+		c.recs = append(c.recs, store.Record{Key: c.buf[k0:v0:v0], Value: c.buf[v0:len(c.buf):len(c.buf)]})
+		if len(raw[1]) == 0 {
+			c.recs[len(c.recs)-1].Value = nil
+		}
+		if len(c.recs) == loadChunkRecords {
+			fixChunk(c)
+			if !send() {
+				return ctx.Err()
 			}
 		}
-		return rows.Err()
-	})
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if c != nil && len(c.recs) > 0 {
+		fixChunk(c)
+		if !send() {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// fixChunk re-points a chunk's records into its final buffer (append may have moved it).
+func fixChunk(c *loadChunk) {
+	off := 0
+	for i := range c.recs {
+		kl, vl := len(c.recs[i].Key), len(c.recs[i].Value)
+		c.recs[i].Key = c.buf[off : off+kl : off+kl]
+		off += kl
+		if c.recs[i].Value != nil {
+			c.recs[i].Value = c.buf[off : off+vl : off+vl]
+		}
+		off += vl
+	}
 }
 
 // Append implements store.Shard: one transaction (one round trip, one commit) locks the lease
