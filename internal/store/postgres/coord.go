@@ -270,10 +270,27 @@ func fixChunk(c *loadChunk) {
 	}
 }
 
-// Append implements store.Shard: one transaction (one round trip, one commit) locks the lease
-// row, upserts the records and deletes the tombstoned keys, each statement conditioned on the
-// lease still being at this epoch. A takeover waits for the lock, so it either sees this batch
-// or this batch sees the new epoch and writes nothing (ErrFenced).
+// appendSQL is one Append: one statement (one round trip, one transaction, one commit) that
+// locks the shard's lease row, upserts the records and deletes the tombstoned keys only when
+// the lease is still at the appending epoch, and returns the lease's epoch. A takeover's
+// update waits for the row lock, so it either comes after this batch (and the new owner's
+// load sees it) or before it (and this batch writes nothing).
+const appendSQL = `WITH l AS (
+	SELECT epoch FROM muster_leases WHERE kind = $1 AND shard = $2 FOR SHARE
+), up AS (
+	INSERT INTO muster_records (kind, shard, k, v)
+	SELECT $1, $2, t.k, t.v FROM unnest($4::bytea[], $5::bytea[]) AS t(k, v)
+	WHERE EXISTS (SELECT 1 FROM l WHERE l.epoch = $3)
+	ON CONFLICT (kind, shard, k) DO UPDATE SET v = excluded.v
+	RETURNING 1
+), del AS (
+	DELETE FROM muster_records WHERE kind = $1 AND shard = $2 AND k = ANY($6::bytea[])
+	AND EXISTS (SELECT 1 FROM l WHERE l.epoch = $3)
+	RETURNING 1
+)
+SELECT epoch FROM l`
+
+// Append implements store.Shard: appendSQL. ErrFenced when a newer epoch holds the lease.
 func (s *Shard) Append(ctx context.Context, recs []store.Record) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -285,22 +302,20 @@ func (s *Shard) Append(ctx context.Context, recs []store.Record) error {
 			upK, upV = append(upK, r.Key), append(upV, r.Value)
 		}
 	}
+	if upK == nil {
+		upK, upV = [][]byte{}, [][]byte{}
+	}
+	if delK == nil {
+		delK = [][]byte{}
+	}
 	var epoch int64 = -1
 	err := s.c.db.timed("append", func() error {
-		b := &pgx.Batch{}
-		b.Queue(`SELECT epoch FROM muster_leases WHERE kind = $1 AND shard = $2 FOR SHARE`, s.c.kind, s.id).
-			QueryRow(func(r pgx.Row) error { return r.Scan(&epoch) })
-		if len(upK) > 0 {
-			b.Queue(`INSERT INTO muster_records (kind, shard, k, v)
-SELECT $1, $2, t.k, t.v FROM unnest($4::bytea[], $5::bytea[]) AS t(k, v)
-WHERE EXISTS (SELECT 1 FROM muster_leases WHERE kind = $1 AND shard = $2 AND epoch = $3)
-ON CONFLICT (kind, shard, k) DO UPDATE SET v = excluded.v`, s.c.kind, s.id, s.epoch, upK, upV)
+		err := s.c.db.pool.QueryRow(ctx, appendSQL, s.c.kind, s.id, s.epoch, upK, upV, delK).Scan(&epoch)
+		if errors.Is(err, pgx.ErrNoRows) {
+			epoch = -1 // no lease row: nothing written
+			return nil
 		}
-		if len(delK) > 0 {
-			b.Queue(`DELETE FROM muster_records WHERE kind = $1 AND shard = $2 AND k = ANY($4::bytea[])
-AND EXISTS (SELECT 1 FROM muster_leases WHERE kind = $1 AND shard = $2 AND epoch = $3)`, s.c.kind, s.id, s.epoch, delK)
-		}
-		return s.c.db.pool.SendBatch(ctx, b).Close()
+		return err
 	})
 	if err != nil {
 		return err
