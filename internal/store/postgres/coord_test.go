@@ -11,6 +11,8 @@ import (
 	"github.com/muster-io/muster/internal/store"
 	"github.com/muster-io/muster/internal/store/postgres"
 	"github.com/muster-io/muster/internal/store/storetest"
+	"github.com/muster-io/muster/internal/streams/topodesc"
+	"github.com/muster-io/muster/internal/streams/topodesc/topodesctest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -88,4 +90,18 @@ func TestSecurityStore(t *testing.T) {
 	if creds, _ := a.LoadScramCredentials(); len(creds) != 0 {
 		t.Fatalf("creds after removal %+v", creds)
 	}
+}
+
+// TestTopologyPluginContract runs the KIP-1331 plugin contract against the postgres plugin of
+// cluster mode (the shared topology descriptions table).
+func TestTopologyPluginContract(t *testing.T) {
+	topodesctest.RunContractTests(t, func(t *testing.T) topodesc.Plugin {
+		db := openDB(t, pgtest.NewDatabase(t))
+		p, err := topodesc.New(topodesc.Config{Class: "postgres", Shared: db.Topologies()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Close() })
+		return p
+	})
 }

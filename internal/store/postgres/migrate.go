@@ -66,10 +66,9 @@ CREATE TABLE muster_group_configs (
 	configs  text NOT NULL
 );
 CREATE TABLE muster_topology_descriptions (
-	group_id    text NOT NULL,
+	group_id    text PRIMARY KEY,
 	epoch       integer NOT NULL,
-	description bytea NOT NULL,
-	PRIMARY KEY (group_id, epoch)
+	description bytea NOT NULL
 );
 `,
 }
