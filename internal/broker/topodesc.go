@@ -10,8 +10,8 @@ import (
 
 // newTopologyDescriptions builds the KIP-1331 plugin named by
 // group.streams.topology.description.plugin.class (memory, disk under dataDir, or http; in
-// cluster mode postgres, which replaces disk) and the coordinator's solicitation state around it. It returns nil, nil when no plugin is configured
-// (the feature is off).
+// cluster mode postgres, which replaces disk) and the coordinator's solicitation state around
+// it. It returns nil, nil when no plugin is configured (the feature is off).
 func newTopologyDescriptions(v *config.Values, dataDir string, b *Broker) (*api.TopologyDescriptions, error) {
 	props := map[string]string{}
 	for _, k := range []string{topodesc.ConfigPluginClass, topodesc.ConfigMaxBytes, topodesc.ConfigHTTPURL} {
