@@ -312,7 +312,9 @@ func (m *Manager) tryAcquire(ctx context.Context, v *postgres.View, name string,
 	if ok && v.Held(cur) && !(cur.Owner == m.me.ID && cur.OwnerInc == m.me.Incarnation) {
 		return // its holder hands it over when it sees the same assignment
 	}
-	lease, err := k.Store.Acquire(ctx, sh)
+	actx, cancel := context.WithTimeout(ctx, m.cfg.TTL)
+	lease, err := k.Store.Acquire(actx, sh)
+	cancel()
 	if err != nil {
 		if !errors.Is(err, postgres.ErrLeaseHeld) && ctx.Err() == nil {
 			m.log.Warn("cluster: acquiring a lease", "kind", name, "shard", sh, "err", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -290,6 +291,10 @@ const appendSQL = `WITH l AS (
 )
 SELECT epoch FROM l`
 
+// appendTimeout bounds one Append (a database that stopped answering fails the batch, whose
+// outcome is then unknown: the shard reloads, as after any failed Append).
+const appendTimeout = 30 * time.Second
+
 // Append implements store.Shard: appendSQL. ErrFenced when a newer epoch holds the lease.
 func (s *Shard) Append(ctx context.Context, recs []store.Record) error {
 	s.mu.Lock()
@@ -308,6 +313,8 @@ func (s *Shard) Append(ctx context.Context, recs []store.Record) error {
 	if delK == nil {
 		delK = [][]byte{}
 	}
+	ctx, cancel := context.WithTimeout(ctx, appendTimeout)
+	defer cancel()
 	var epoch int64 = -1
 	err := s.c.db.timed("append", func() error {
 		err := s.c.db.pool.QueryRow(ctx, appendSQL, s.c.kind, s.id, s.epoch, upK, upV, delK).Scan(&epoch)
