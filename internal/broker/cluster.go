@@ -114,6 +114,7 @@ func (b *Broker) startCluster(v *config.Values) error {
 	}
 	c.mgr = mgr
 	b.svc.Directory = clusterDirectory{c}
+	b.log.Warn("cluster mode shares the group coordinator, ACLs, SCRAM credentials and KIP-1331 topology descriptions; topics and their records are still kept by each node in its own data dir (docs/cluster.md)")
 	sctx, stop := context.WithCancel(context.Background())
 	c.stop, c.stopped = stop, make(chan struct{})
 	go b.reloadSecurity(sctx)

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -104,4 +105,36 @@ func TestTopologyPluginContract(t *testing.T) {
 		t.Cleanup(func() { p.Close() })
 		return p
 	})
+}
+
+// TestProducerIDBlocks: blocks taken concurrently through two pools never overlap and start at 0.
+func TestProducerIDBlocks(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a, b := openDB(t, url), openDB(t, url)
+	var mu sync.Mutex
+	seen := map[int64]bool{}
+	var wg sync.WaitGroup
+	for _, db := range []*postgres.DB{a, b, a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 25; i++ {
+				first, err := db.AllocateProducerIDs(context.Background(), postgres.ProducerIDBlockSize)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				if seen[first] || first%postgres.ProducerIDBlockSize != 0 {
+					t.Errorf("block %d handed out twice or misaligned", first)
+				}
+				seen[first] = true
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if !seen[0] || len(seen) != 100 || !seen[99*postgres.ProducerIDBlockSize] {
+		t.Fatalf("%d blocks, first %v, last %v", len(seen), seen[0], seen[99*postgres.ProducerIDBlockSize])
+	}
 }
