@@ -38,6 +38,9 @@ type clusterNode struct {
 	prev    int64
 	ttl     time.Duration
 	groups  *postgres.Coordinator
+	// kinds are the other coordinators whose shards are leased (the transaction coordinator:
+	// clusterCoordinator, before startCluster).
+	kinds   []cluster.Kind
 	mgr     *cluster.Manager
 	metrics *clusterMetrics
 	stop    context.CancelFunc // ends the security reloads
@@ -107,13 +110,14 @@ func (b *Broker) startCluster(v *config.Values) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*c.ttl+30*time.Second)
 	defer cancel()
+	kinds := append([]cluster.Kind{{Store: c.groups, Host: b.rt}}, c.kinds...)
 	mgr, err := cluster.Start(ctx, c.db, cluster.Config{Node: c.node, PrevIncarnation: c.prev, TTL: c.ttl, Log: b.log,
-		Hooks: c.metrics.hooks()}, cluster.Kind{Store: c.groups, Host: b.rt})
+		Hooks: c.metrics.hooks()}, kinds...)
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
 	c.mgr = mgr
-	b.svc.Directory = clusterDirectory{c}
+	b.svc.Directory = clusterDirectory{b}
 	b.log.Warn("cluster mode shares the group coordinator, ACLs, SCRAM credentials and KIP-1331 topology descriptions; topics and their records are still kept by each node in its own data dir (docs/cluster.md)")
 	sctx, stop := context.WithCancel(context.Background())
 	c.stop, c.stopped = stop, make(chan struct{})
@@ -152,6 +156,36 @@ func (b *Broker) reloadSecurity(ctx context.Context) {
 	}
 }
 
+// clusterCoordinator opens the cluster store of another coordinator (kind "txn": the
+// transaction coordinator, shards from setting) whose runtime runs managed; serve adds the
+// runtime to the leased kinds. Call before startCluster. nil on the embedded store.
+func (b *Broker) clusterCoordinator(kind string, shards int32, setting string) (*postgres.Coordinator, func(cluster.Host), error) {
+	if b.cl == nil {
+		return nil, nil, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := b.cl.db.OpenCoordinator(ctx, kind, shards, b.cl.me, setting)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, func(h cluster.Host) { b.cl.kinds = append(b.cl.kinds, cluster.Kind{Store: c, Host: h}) }, nil
+}
+
+// clusterOwner returns the node serving shard of kind and its endpoint on its first listener
+// (false: no node holds it now, or not cluster mode): the directory of FindCoordinator.
+func (b *Broker) clusterOwner(kind string, shard int32) (api.Endpoint, bool) {
+	if b.cl == nil || b.cl.mgr == nil {
+		return api.Endpoint{}, false
+	}
+	n, ok := b.cl.mgr.Owner(kind, shard)
+	if !ok || len(n.Endpoints) == 0 {
+		return api.Endpoint{}, false
+	}
+	e := n.Endpoints[0]
+	return api.Endpoint{NodeID: n.ID, Host: e.Host, Port: e.Port}, true
+}
+
 // drainCluster hands every shard over before the node stops (SIGTERM).
 func (b *Broker) drainCluster() {
 	if b.cl == nil || b.cl.mgr == nil {
@@ -178,15 +212,10 @@ func (b *Broker) closeCluster() {
 }
 
 // clusterDirectory answers FindCoordinator for shards served by other nodes.
-type clusterDirectory struct{ c *clusterNode }
+type clusterDirectory struct{ b *Broker }
 
 func (d clusterDirectory) Coordinator(shard int32) (api.Endpoint, bool) {
-	n, ok := d.c.mgr.Owner(groupKind, shard)
-	if !ok || len(n.Endpoints) == 0 {
-		return api.Endpoint{}, false
-	}
-	e := n.Endpoints[0]
-	return api.Endpoint{NodeID: n.ID, Host: e.Host, Port: e.Port}, true
+	return d.b.clusterOwner(groupKind, shard)
 }
 
 // endpointOn returns node's advertised endpoint on listener l: this broker's own for itself,
