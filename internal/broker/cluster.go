@@ -32,12 +32,12 @@ const groupKind = "group"
 
 // clusterNode is this node's part in a cluster.
 type clusterNode struct {
-	db      *postgres.DB
-	me      postgres.Me
-	node    postgres.Node
-	prev    int64
-	ttl     time.Duration
-	groups  *postgres.Coordinator
+	db     *postgres.DB
+	me     postgres.Me
+	node   postgres.Node
+	prev   int64
+	ttl    time.Duration
+	groups *postgres.Coordinator
 	// kinds are the other coordinators whose shards are leased (the transaction coordinator:
 	// clusterCoordinator, before startCluster).
 	kinds   []cluster.Kind
