@@ -216,8 +216,7 @@ func TestClusterStaleBatchRefused(t *testing.T) {
 		if code := commit(2); code != 16 {
 			t.Fatalf("commit by the stale owner: error %d, want NOT_COORDINATOR (16)", code)
 		}
-		// The manager takes the shard back (node 99 is not a live node); the last
-		// acknowledged commit is there, the refused one is not.
+		// The manager takes the shard back (node 99 is not a live node).
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 			if code := commit(3); code == 0 {
 				break
