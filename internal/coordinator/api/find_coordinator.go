@@ -2,6 +2,9 @@ package api
 
 import (
 	"context"
+	"encoding/base64"
+	"strconv"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -12,29 +15,31 @@ import (
 // FindCoordinator serves FindCoordinator v0–v6 for group keys (key type 0): on a single node
 // every shard is this broker's; a shard still loading answers COORDINATOR_LOAD_IN_PROGRESS.
 // Transaction keys (type 1) get COORDINATOR_NOT_AVAILABLE (no transaction coordinator yet).
-// Share keys (type 2) are defined from v6 and need a share coordinator, and any other type is
-// not defined at all: INVALID_REQUEST, as Kafka's KafkaApis.getCoordinator answers. v4+ batches
+// Share keys (type 2, v6+, "group:topicId:partition", KIP-932) name the shard of the group, which
+// keeps its share-partitions' state; a malformed key, and any other type, is INVALID_REQUEST, as
+// Kafka's KafkaApis.getCoordinator answers. v4+ batches
 // keys (CoordinatorKeys), older versions carry one key in top-level fields. An error carries no
-// node (Kafka's Node.noNode: id -1, no host, port -1). In cluster mode a group whose shard is
+// node (Kafka's Node.noNode: id -1, no host, port -1). In cluster mode a key whose shard is
 // served by another node is answered with that node (from the Directory), and one whose shard
 // no node holds now COORDINATOR_NOT_AVAILABLE, so the client retries.
 func (s *Service) FindCoordinator(_ context.Context, _ coordinator.Meta, req *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	none := Endpoint{NodeID: -1, Port: -1}
 	answer := func(key string) (Endpoint, int16, *string) {
-		code, msg := s.findCode(req)
+		group, code, msg := s.findKey(req, key)
 		if code != 0 {
-			return Endpoint{NodeID: -1, Port: -1}, code, msg
+			return none, code, msg
 		}
-		shard := coordinator.ShardFor(key, s.RT.Shards())
+		shard := coordinator.ShardFor(group, s.RT.Shards())
 		if s.Directory != nil && !s.RT.Owned(shard) {
 			if e, ok := s.Directory.Coordinator(shard); ok {
 				return e, 0, nil
 			}
 			msg := "no node holds the lease of the group's coordinator shard now"
-			return Endpoint{NodeID: -1, Port: -1}, kerr.CoordinatorNotAvailable.Code, &msg
+			return none, kerr.CoordinatorNotAvailable.Code, &msg
 		}
 		if !s.RT.Ready() && !s.RT.Active(shard) {
-			return Endpoint{NodeID: -1, Port: -1}, kerr.CoordinatorLoadInProgress.Code, nil
+			return none, kerr.CoordinatorLoadInProgress.Code, nil
 		}
 		return s.Self, 0, nil
 	}
@@ -55,22 +60,46 @@ func (s *Service) FindCoordinator(_ context.Context, _ coordinator.Meta, req *km
 	return resp
 }
 
-// findCode is the error of a key type muster does not coordinate.
-func (s *Service) findCode(req *kmsg.FindCoordinatorRequest) (int16, *string) {
+// findKey checks a key of the request's coordinator type and returns the group whose shard
+// coordinates it, or the error of a type or key muster does not coordinate.
+func (s *Service) findKey(req *kmsg.FindCoordinatorRequest, key string) (string, int16, *string) {
 	switch req.CoordinatorType {
 	case 0:
 	case 1:
 		msg := "muster has no transaction coordinator yet"
-		return kerr.CoordinatorNotAvailable.Code, &msg
+		return "", kerr.CoordinatorNotAvailable.Code, &msg
 	case 2:
-		msg := "muster has no share coordinator"
+		// KIP-932: the share coordinator of a share-partition key "group:topicId:partition"
+		// is the shard of its group, which keeps the share-partition's state.
 		if req.Version < 6 {
-			msg = "share coordinator keys need FindCoordinator v6"
+			msg := "share coordinator keys need FindCoordinator v6"
+			return "", kerr.InvalidRequest.Code, &msg
 		}
-		return kerr.InvalidRequest.Code, &msg
+		group, ok := shareCoordinatorKey(key)
+		if !ok || !s.Cfg.Share.Enabled {
+			msg := "Invalid share coordinator key " + key + "."
+			return "", kerr.InvalidRequest.Code, &msg
+		}
+		key = group
 	default:
 		msg := "unknown coordinator type in FindCoordinator request"
-		return kerr.InvalidRequest.Code, &msg
+		return "", kerr.InvalidRequest.Code, &msg
 	}
-	return 0, nil
+	return key, 0, nil
+}
+
+// shareCoordinatorKey parses Kafka's SharePartitionKey "group:topicId:partition" (three tokens,
+// a base64 topic id, a partition ≥ 0) and returns the group.
+func shareCoordinatorKey(key string) (string, bool) {
+	parts := strings.Split(key, ":")
+	if len(parts) != 3 || parts[0] == "" {
+		return "", false
+	}
+	if id, err := base64.RawURLEncoding.DecodeString(parts[1]); err != nil || len(id) != 16 {
+		return "", false
+	}
+	if p, err := strconv.ParseInt(parts[2], 10, 32); err != nil || p < 0 {
+		return "", false
+	}
+	return parts[0], true
 }
