@@ -376,3 +376,85 @@ func BenchmarkShardLoad1M(b *testing.B) {
 		b.Logf("pebble: shard loaded (replayed) in %v", d.Round(time.Millisecond))
 	})
 }
+
+// BenchmarkLogStore measures the PostgreSQL partition-log store that cluster mode's data plane
+// will write through (store level, no broker): group commits of 8 partitions × one 64 KiB
+// batch per transaction from 4 committers for 5 s (produce MB/s), then reads of everything
+// written, 1 MiB per read (consume MB/s).
+func BenchmarkLogStore(b *testing.B) {
+	ctx := context.Background()
+	db, err := postgres.Open(ctx, pgtest.NewDatabase(b), postgres.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	me := postgres.Me{ID: 1, Incarnation: 1}
+	if err := db.Register(ctx, postgres.Node{ID: 1, Incarnation: 1}, 0, time.Hour); err != nil {
+		b.Fatal(err)
+	}
+	topic := [16]byte{1}
+	const parts, committers, batchBytes = 8, 4, 64 << 10
+	if err := db.CreatePartitionLeases(ctx, topic, parts*committers); err != nil {
+		b.Fatal(err)
+	}
+	epochs := map[int32]int64{}
+	for p := int32(0); p < parts*committers; p++ {
+		e, err := db.AcquirePartition(ctx, me, postgres.PartitionKey{TopicID: topic, Partition: p})
+		if err != nil {
+			b.Fatal(err)
+		}
+		epochs[p] = e
+	}
+	data := make([]byte, batchBytes)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	written := int64(0)
+	start := time.Now()
+	for c := 0; c < committers; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			next := make([]int64, parts)
+			for time.Since(start) < 5*time.Second {
+				var as []postgres.LogAppend
+				for i := 0; i < parts; i++ {
+					p := int32(c*parts + i)
+					as = append(as, postgres.LogAppend{Partition: postgres.PartitionKey{TopicID: topic, Partition: p}, Epoch: epochs[p],
+						Batches: []postgres.LogBatch{{Base: next[i], Last: next[i] + 63, Data: data}}})
+					next[i] += 64
+				}
+				if f, err := db.AppendLogs(ctx, as); err != nil || len(f) > 0 {
+					b.Errorf("append: %v %v", err, f)
+					return
+				}
+				mu.Lock()
+				written += parts * batchBytes
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	wrote := time.Since(start)
+	start = time.Now()
+	read := int64(0)
+	for p := int32(0); p < parts*committers; p++ {
+		for from := int64(0); ; {
+			bs, err := db.ReadLog(ctx, postgres.PartitionKey{TopicID: topic, Partition: p}, from, 1<<20)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(bs) == 0 {
+				break
+			}
+			for _, x := range bs {
+				read += int64(len(x.Data))
+			}
+			from = bs[len(bs)-1].Last + 1
+		}
+	}
+	readT := time.Since(start)
+	b.ReportMetric(float64(written)/wrote.Seconds()/1e6, "produce-MB/s")
+	b.ReportMetric(float64(read)/readT.Seconds()/1e6, "consume-MB/s")
+	b.Logf("log store: wrote %d MB in %v (%.1f MB/s), read %d MB in %v (%.1f MB/s)", written>>20, wrote.Round(time.Millisecond),
+		float64(written)/wrote.Seconds()/1e6, read>>20, readT.Round(time.Millisecond), float64(read)/readT.Seconds()/1e6)
+}

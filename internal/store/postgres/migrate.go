@@ -71,6 +71,45 @@ CREATE TABLE muster_topology_descriptions (
 	description bytea NOT NULL
 );
 `,
+	// 2: the data plane: topics, partitions (log start offsets), record batches and
+	// idempotent-producer state, written by each partition's leader under its lease epoch.
+	`
+CREATE TABLE muster_topics (
+	id         bytea PRIMARY KEY,
+	name       text NOT NULL UNIQUE,
+	partitions integer NOT NULL,
+	configs    text NOT NULL,
+	created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE muster_partitions (
+	topic_id  bytea NOT NULL,
+	partition integer NOT NULL,
+	log_start bigint NOT NULL DEFAULT 0,
+	PRIMARY KEY (topic_id, partition)
+);
+CREATE TABLE muster_batches (
+	topic_id  bytea NOT NULL,
+	partition integer NOT NULL,
+	base      bigint NOT NULL,
+	last      bigint NOT NULL,
+	max_ts    bigint NOT NULL,
+	data      bytea NOT NULL,
+	PRIMARY KEY (topic_id, partition, base)
+);
+-- Record batches arrive compressed by their producers: no second compression in TOAST.
+ALTER TABLE muster_batches ALTER COLUMN data SET STORAGE EXTERNAL;
+CREATE TABLE muster_producers (
+	topic_id    bytea NOT NULL,
+	partition   integer NOT NULL,
+	producer_id bigint NOT NULL,
+	base        bigint NOT NULL,
+	epoch       smallint NOT NULL,
+	first_seq   integer NOT NULL,
+	last_delta  integer NOT NULL,
+	append_ms   bigint NOT NULL,
+	PRIMARY KEY (topic_id, partition, producer_id, base)
+);
+`,
 }
 
 // SchemaVersion is the schema version this muster creates and understands.
