@@ -28,6 +28,7 @@ import (
 	"github.com/muster-io/muster/internal/cli/sharegroups"
 	"github.com/muster-io/muster/internal/cli/storage"
 	"github.com/muster-io/muster/internal/cli/streamsgroups"
+	"github.com/muster-io/muster/internal/cli/transactions"
 )
 
 func main() {
@@ -38,7 +39,7 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(serveCommand(), consumergroups.NewCommand(), streamsgroups.NewCommand(), sharegroups.NewCommand(),
-		configs.NewCommand(), acls.NewCommand(), storage.NewCommand(), cluster.NewCommand())
+		configs.NewCommand(), acls.NewCommand(), storage.NewCommand(), transactions.NewCommand(), cluster.NewCommand())
 	if err := root.Execute(); err != nil {
 		var ee *clikit.ExitError
 		if errors.As(err, &ee) {

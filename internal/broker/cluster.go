@@ -291,7 +291,11 @@ func (b *Broker) clusterReadiness() (bool, string) {
 	if !b.cl.mgr.Ready() {
 		return false, fmt.Sprintf("cluster node %d: registration not live or %d leased shards still loading", b.cl.me.ID, held)
 	}
-	return true, fmt.Sprintf("cluster node %d holds %d of %d group coordinator shard leases", b.cl.me.ID, held, b.rt.Shards())
+	msg := fmt.Sprintf("cluster node %d holds %d of %d group coordinator shard leases", b.cl.me.ID, held, b.rt.Shards())
+	if b.txnRT != nil {
+		msg += fmt.Sprintf(" and %d of %d transaction coordinator shard leases", b.cl.mgr.HeldCount("txn"), b.txnRT.Shards())
+	}
+	return true, msg
 }
 
 // clusterMetrics count lease events and time SQL round trips.

@@ -220,6 +220,7 @@ func (b *Broker) startHTTP() error {
 	b.clusterMetrics.register(b.reg)
 	b.reg.MustRegister(groupCollector{b})
 	b.reg.MustRegister(topoDescCollector{b})
+	b.reg.MustRegister(txnCollector{b}, b.txnMetrics.markers)
 	b.reg.MustRegister(b.secMetrics.auth, b.secMetrics.denials)
 	b.reg.MustRegister(storageCollector{b.guard})
 	b.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "muster_store_wal_syncs_total",
@@ -242,6 +243,11 @@ func (b *Broker) startHTTP() error {
 		for i, s := range st {
 			if s != "active" && s != "unowned" { // unowned: served by another cluster node
 				notReady = append(notReady, fmt.Sprintf("shard %d %s", i, s))
+			}
+		}
+		for i, s := range b.txnRT.ShardStatus() {
+			if s != "active" && s != "unowned" {
+				notReady = append(notReady, fmt.Sprintf("transaction shard %d %s", i, s))
 			}
 		}
 		clusterOK, clusterNote := b.clusterReadiness()

@@ -14,7 +14,7 @@ import (
 
 // FindCoordinator serves FindCoordinator v0–v6 for group keys (key type 0): on a single node
 // every shard is this broker's; a shard still loading answers COORDINATOR_LOAD_IN_PROGRESS.
-// Transaction keys (type 1) get COORDINATOR_NOT_AVAILABLE (no transaction coordinator yet).
+// Transaction keys (type 1) are answered by the transaction coordinator's Locate.
 // Share keys (type 2, v6+, "group:topicId:partition", KIP-932) name the shard of the group, which
 // keeps its share-partitions' state; a malformed key, and any other type, is INVALID_REQUEST, as
 // Kafka's KafkaApis.getCoordinator answers. v4+ batches
@@ -26,6 +26,9 @@ func (s *Service) FindCoordinator(_ context.Context, _ coordinator.Meta, req *km
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	none := Endpoint{NodeID: -1, Port: -1}
 	answer := func(key string) (Endpoint, int16, *string) {
+		if req.CoordinatorType == 1 {
+			return s.findTxn(key)
+		}
 		group, code, msg := s.findKey(req, key)
 		if code != 0 {
 			return none, code, msg
@@ -60,14 +63,40 @@ func (s *Service) FindCoordinator(_ context.Context, _ coordinator.Meta, req *km
 	return resp
 }
 
-// findKey checks a key of the request's coordinator type and returns the group whose shard
-// coordinates it, or the error of a type or key muster does not coordinate.
+// findTxn answers a transactional id (key type 1): this node when its transaction coordinator
+// shard serves here, in cluster mode the node holding the shard's lease.
+func (s *Service) findTxn(key string) (Endpoint, int16, *string) {
+	none := Endpoint{NodeID: -1, Port: -1}
+	if s.Transactions == nil {
+		msg := "muster has no transaction coordinator here"
+		return none, kerr.CoordinatorNotAvailable.Code, &msg
+	}
+	if key == "" {
+		msg := "empty transactional id"
+		return none, kerr.InvalidRequest.Code, &msg
+	}
+	if s.TxnDirectory != nil {
+		if ts, ok := s.Transactions.(TxnShards); ok {
+			if shard, here := ts.TxnShard(key); !here {
+				if e, ok := s.TxnDirectory.Coordinator(shard); ok {
+					return e, 0, nil
+				}
+				msg := "no node holds the lease of the transactional id's coordinator shard now"
+				return none, kerr.CoordinatorNotAvailable.Code, &msg
+			}
+		}
+	}
+	if code := s.Transactions.Locate(key); code != 0 {
+		return none, code, nil
+	}
+	return s.Self, 0, nil
+}
+
+// findKey checks a group or share key and returns the group whose shard coordinates it, or the
+// error of a type or key muster does not coordinate.
 func (s *Service) findKey(req *kmsg.FindCoordinatorRequest, key string) (string, int16, *string) {
 	switch req.CoordinatorType {
 	case 0:
-	case 1:
-		msg := "muster has no transaction coordinator yet"
-		return "", kerr.CoordinatorNotAvailable.Code, &msg
 	case 2:
 		// KIP-932: the share coordinator of a share-partition key "group:topicId:partition"
 		// is the shard of its group, which keeps the share-partition's state.
