@@ -267,3 +267,59 @@ func metricSum(t *testing.T, httpAddr, name string) float64 {
 	}
 	return sum
 }
+
+// TestClusterTransactionCoordinator: the transaction coordinator's shards are leased too:
+// FindCoordinator for transactional ids names both nodes, InitProducerID succeeds at the named
+// node and answers NOT_COORDINATOR at the other.
+func TestClusterTransactionCoordinator(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	bs := startNodes(t, url, 2)
+	waitBalanced(t, bs)
+	byID := map[int32]*testutil.Broker{1: bs[0], 2: bs[1]}
+	do := func(b *testutil.Broker, req kmsg.Request) kmsg.Response {
+		t.Helper()
+		c, err := testutil.DialRaw(b.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	seen := map[int32]bool{}
+	for i := 0; i < 40; i++ {
+		id := fmt.Sprintf("tx-%d", i)
+		var owner int32
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			fc := kmsg.NewPtrFindCoordinatorRequest()
+			fc.Version, fc.CoordinatorType, fc.CoordinatorKey = 3, 1, id
+			r := do(bs[0], fc).(*kmsg.FindCoordinatorResponse)
+			if r.ErrorCode == 0 {
+				owner = r.NodeID
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("find coordinator of %s: error %d", id, r.ErrorCode)
+			}
+		}
+		seen[owner] = true
+		init := func(b *testutil.Broker) int16 {
+			req := kmsg.NewPtrInitProducerIDRequest()
+			req.Version, req.TransactionalID, req.TransactionTimeoutMillis = 4, &id, 60000
+			req.ProducerID, req.ProducerEpoch = -1, -1
+			return do(b, req).(*kmsg.InitProducerIDResponse).ErrorCode
+		}
+		if code := init(byID[owner]); code != 0 {
+			t.Fatalf("InitProducerID of %s at its coordinator %d: error %d", id, owner, code)
+		}
+		if code := init(byID[3-owner]); code != 16 {
+			t.Fatalf("InitProducerID of %s at node %d: error %d, want NOT_COORDINATOR", id, 3-owner, code)
+		}
+	}
+	if len(seen) != 2 {
+		t.Fatalf("transaction coordinators: %v", seen)
+	}
+}
