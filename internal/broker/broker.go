@@ -166,6 +166,7 @@ func Start(opts Options) (*Broker, error) {
 		RetentionCheckInterval: v.Ms("log.retention.check.interval.ms"),
 		Values:                 v,
 		Guard:                  b.guard,
+		ProducerIDBlocks:       b.clusterProducerIDs(),
 	}, opts.Log)
 	if err != nil {
 		return fail(fmt.Errorf("loading partitions from %s: %w", opts.DataDir, err))

@@ -186,6 +186,19 @@ func (b *Broker) clusterOwner(kind string, shard int32) (api.Endpoint, bool) {
 	return api.Endpoint{NodeID: n.ID, Host: e.Host, Port: e.Port}, true
 }
 
+// clusterProducerIDs reserves producer id blocks from the cluster's shared counter, so no two
+// nodes hand out the same id; nil on the embedded store.
+func (b *Broker) clusterProducerIDs() func(n int64) (int64, error) {
+	if b.cl == nil {
+		return nil
+	}
+	return func(n int64) (int64, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return b.cl.db.AllocateProducerIDs(ctx, n)
+	}
+}
+
 // drainCluster hands every shard over before the node stops (SIGTERM).
 func (b *Broker) drainCluster() {
 	if b.cl == nil || b.cl.mgr == nil {

@@ -323,3 +323,34 @@ func TestClusterTransactionCoordinator(t *testing.T) {
 		t.Fatalf("transaction coordinators: %v", seen)
 	}
 }
+
+// TestClusterProducerIDs: idempotent producers get producer ids from blocks of a counter the
+// nodes share, so two nodes never hand out the same id.
+func TestClusterProducerIDs(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	bs := startNodes(t, url, 2)
+	seen := map[int64]int{}
+	for i := 0; i < 20; i++ {
+		for n, b := range bs {
+			c, err := testutil.DialRaw(b.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := kmsg.NewPtrInitProducerIDRequest()
+			req.Version, req.ProducerID, req.ProducerEpoch = 4, -1, -1
+			resp, err := c.Do(req)
+			c.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := resp.(*kmsg.InitProducerIDResponse)
+			if r.ErrorCode != 0 {
+				t.Fatalf("InitProducerID at node %d: error %d", n+1, r.ErrorCode)
+			}
+			if prev, dup := seen[r.ProducerID]; dup {
+				t.Fatalf("producer id %d handed out by node %d and node %d", r.ProducerID, prev, n+1)
+			}
+			seen[r.ProducerID] = n + 1
+		}
+	}
+}
