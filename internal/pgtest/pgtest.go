@@ -126,6 +126,7 @@ func Start() (*Server, error) {
 			return nil, err
 		}
 	}
+	s.watch()
 	if out, err := s.run("initdb", "-D", s.data(), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync", "--no-instructions"); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("initdb: %v: %s", err, out)
@@ -160,6 +161,25 @@ func Start() (*Server, error) {
 }
 
 func (s *Server) data() string { return filepath.Join(s.dir, "data") }
+
+// watch starts a watchdog process that stops the server and removes its directory once this
+// test process is gone, so a test binary killed by a timeout leaves no server behind (pg_ctl
+// runs the server detached). It runs in its own process group and exits with the server.
+func (s *Server) watch() {
+	script := fmt.Sprintf(`while [ -d /proc/%d ]; do sleep 1; done; %s stop -D %s -m immediate >/dev/null 2>&1; rm -rf %s`,
+		os.Getpid(), filepath.Join(s.bin, "pg_ctl"), s.data(), s.dir)
+	var cmd *exec.Cmd
+	if s.uid >= 0 {
+		cmd = exec.Command("setpriv", "--reuid="+strconv.Itoa(s.uid), "--regid="+strconv.Itoa(s.uid), "--clear-groups", "sh", "-c", script)
+	} else {
+		cmd = exec.Command("sh", "-c", script)
+	}
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if cmd.Start() == nil {
+		go cmd.Wait() // reap it if it ends while the tests run
+	}
+}
 
 // run runs one of the server's binaries, as nobody when the tests run as root.
 func (s *Server) run(name string, args ...string) ([]byte, error) {

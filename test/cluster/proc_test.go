@@ -99,6 +99,8 @@ func (n *node) start() {
 	}
 	n.cmd = exec.Command(bin, args...)
 	n.cmd.Stdout, n.cmd.Stderr = n.out, n.out
+	// A test binary killed by a timeout takes its nodes with it.
+	n.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := n.cmd.Start(); err != nil {
 		n.t.Fatal(err)
 	}
