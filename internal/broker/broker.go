@@ -79,8 +79,11 @@ type Broker struct {
 	secMetrics  *securityMetrics
 	tlsManagers []*tlsconf.Manager
 	guard       *diskguard.Guard // free space and store health: which writes are taken
-	wg          sync.WaitGroup
-	closeMu     sync.Once
+	// Cluster mode (cluster.go): nil on the embedded store.
+	cl             *clusterNode
+	clusterMetrics *clusterMetrics
+	wg             sync.WaitGroup
+	closeMu        sync.Once
 	// serving is set once Start has built everything: the HTTP endpoints, up from the start
 	// so that a start-up stuck on a full disk can say so, read the rest only then.
 	serving atomic.Bool
@@ -112,6 +115,7 @@ func Start(opts Options) (*Broker, error) {
 	b.metrics = newRuntimeMetrics(b.guard)
 	b.secMetrics = newSecurityMetrics() // /metrics registers it, before the store opens
 	b.txnMetrics = newTxnMetrics()
+	b.clusterMetrics = newClusterMetrics()
 	if opts.HTTPListen != "" {
 		// Up before the store opens: Pebble flushes what its WAL holds before Open returns,
 		// which waits for space on a full disk; /readyz and /metrics say so meanwhile.
@@ -135,6 +139,11 @@ func Start(opts Options) (*Broker, error) {
 		b.Close()
 		return nil, err
 	}
+	if v.String("cluster.store.url") != "" {
+		if err := b.openCluster(v); err != nil {
+			return fail(err)
+		}
+	}
 	if err := b.setupSecurity(v); err != nil {
 		return fail(err)
 	}
@@ -157,28 +166,35 @@ func Start(opts Options) (*Broker, error) {
 		RetentionCheckInterval: v.Ms("log.retention.check.interval.ms"),
 		Values:                 v,
 		Guard:                  b.guard,
+		ProducerIDBlocks:       b.clusterProducerIDs(),
 	}, opts.Log)
 	if err != nil {
 		return fail(fmt.Errorf("loading partitions from %s: %w", opts.DataDir, err))
 	}
 	b.plane = plane
-	cst, err := store.OpenPebbleGuarded(db, int32(v.Int("offsets.topic.num.partitions")), b.guard)
-	if err != nil {
-		return fail(fmt.Errorf("coordinator store in %s: %w", opts.DataDir, err))
-	}
-	// __consumer_offsets: one partition per shard, holding what the shards commit.
-	offsets := &offsetsTopic{plane: plane, log: opts.Log}
-	created, err := plane.EnsureGroupMetadataTopic(cst.Config().Shards, v.Int("offsets.topic.segment.bytes"),
-		int16(v.Int("offsets.topic.compression.codec")))
-	if err != nil {
-		return fail(err)
-	}
-	if created {
-		if err := offsets.fill(context.Background(), db, cst); err != nil {
+	var cst store.Store
+	if b.cl != nil {
+		cst = b.cl.groups // shards leased through the cluster store
+	} else {
+		pst, err := store.OpenPebbleGuarded(db, int32(v.Int("offsets.topic.num.partitions")), b.guard)
+		if err != nil {
+			return fail(fmt.Errorf("coordinator store in %s: %w", opts.DataDir, err))
+		}
+		// __consumer_offsets: one partition per shard, holding what the shards commit.
+		offsets := &offsetsTopic{plane: plane, log: opts.Log}
+		created, err := plane.EnsureGroupMetadataTopic(pst.Config().Shards, v.Int("offsets.topic.segment.bytes"),
+			int16(v.Int("offsets.topic.compression.codec")))
+		if err != nil {
 			return fail(err)
 		}
+		if created {
+			if err := offsets.fill(context.Background(), db, pst); err != nil {
+				return fail(err)
+			}
+		}
+		pst.SetMirror(offsets)
+		cst = pst
 	}
-	cst.SetMirror(offsets)
 	ccfg := coordinator.ConfigFrom(v)
 	groupConfigs := api.NewGroupConfigView(v, plane.GroupConfigs())
 	b.rt = engine.New(engine.Options[*coordinator.State]{
@@ -193,6 +209,7 @@ func Start(opts Options) (*Broker, error) {
 		Hooks:      b.metrics.hooks(),
 		Refresh:    refreshShard(plane, groupConfigs),
 		Writes:     groupWrites{b.guard},
+		Managed:    b.cl != nil,
 	})
 	b.svc = &api.Service{RT: b.rt, Cfg: ccfg, Log: opts.Log, Topics: topics{plane},
 		Self: api.Endpoint{NodeID: v.NodeID(), Host: host, Port: port}, Writes: groupWrites{b.guard}}
@@ -205,6 +222,11 @@ func Start(opts Options) (*Broker, error) {
 	b.rt.Start()
 	if err := b.startTransactions(v); err != nil {
 		return fail(err)
+	}
+	if b.cl != nil {
+		if err := b.startCluster(v); err != nil {
+			return fail(err)
+		}
 	}
 	if b.td != nil {
 		b.td.StartCleanup(b.svc, ccfg.Offsets.RetentionCheck)
@@ -323,9 +345,9 @@ func (b *Broker) Guard() *diskguard.Guard { return b.guard }
 func (b *Broker) GroupConfigs() config.GroupConfigs { return b.plane.GroupConfigs() }
 
 // WaitReady blocks until every shard (of the group and the transaction coordinators) is loaded
-// or ctx ends.
+// (cluster mode: every shard this node holds, after its first balancing round) or ctx ends.
 func (b *Broker) WaitReady(ctx context.Context) error {
-	for !b.rt.Ready() || !b.txnRT.Ready() {
+	for ok, _ := b.clusterReadiness(); !b.rt.Ready() || !b.txnRT.Ready() || !ok; ok, _ = b.clusterReadiness() {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -343,6 +365,7 @@ func (b *Broker) WaitReady(ctx context.Context) error {
 func (b *Broker) Close() error {
 	var err error
 	b.closeMu.Do(func() {
+		b.drainCluster() // cluster mode: hand every shard over while still serving
 		if b.httpSrv != nil {
 			b.httpSrv.Close()
 		}
@@ -362,6 +385,7 @@ func (b *Broker) Close() error {
 		if b.rt != nil {
 			b.rt.Close()
 		}
+		b.closeCluster()
 		b.closeTopologyDescriptionPlugin()
 		if b.plane != nil {
 			b.plane.Close()

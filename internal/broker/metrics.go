@@ -217,6 +217,7 @@ func (b *Broker) startHTTP() error {
 	b.reg = prometheus.NewRegistry()
 	b.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	b.metrics.register(b.reg)
+	b.clusterMetrics.register(b.reg)
 	b.reg.MustRegister(groupCollector{b})
 	b.reg.MustRegister(topoDescCollector{b})
 	b.reg.MustRegister(txnCollector{b}, b.txnMetrics.markers)
@@ -240,14 +241,18 @@ func (b *Broker) startHTTP() error {
 		st := b.rt.ShardStatus()
 		var notReady []string
 		for i, s := range st {
-			if s != "active" {
+			if s != "active" && s != "unowned" { // unowned: served by another cluster node
 				notReady = append(notReady, fmt.Sprintf("shard %d %s", i, s))
 			}
 		}
 		for i, s := range b.txnRT.ShardStatus() {
-			if s != "active" {
+			if s != "active" && s != "unowned" {
 				notReady = append(notReady, fmt.Sprintf("transaction shard %d %s", i, s))
 			}
+		}
+		clusterOK, clusterNote := b.clusterReadiness()
+		if !clusterOK {
+			notReady = append([]string{clusterNote}, notReady...)
 		}
 		// A failed store is not ready (it serves reads only); one short of space is ready and
 		// says so (reads, deletes and retention work; writes that grow it are refused).
@@ -262,6 +267,10 @@ func (b *Broker) startHTTP() error {
 		}
 		if note != "" {
 			fmt.Fprintf(w, "ready: %d shards loaded; %s\n", len(st), note)
+			return
+		}
+		if clusterNote != "" {
+			fmt.Fprintf(w, "ready: %s\n", clusterNote)
 			return
 		}
 		fmt.Fprintf(w, "ready: %d shards loaded\n", len(st))
