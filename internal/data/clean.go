@@ -1,12 +1,10 @@
 package data
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/spaolacci/murmur3"
 
 	"github.com/muster-io/muster/internal/store/diskguard"
@@ -17,10 +15,10 @@ import (
 // valid and the next round starts again from the checkpoint.
 var errCleaningAborted = errors.New("data: log cleaning aborted")
 
-// cleanChunkBytes bounds the bytes one cleaner commit rewrites: a segment group is committed in
-// several Pebble batches, each atomic, so a crash leaves every batch either as it was or
-// rewritten, never half-written.
-var cleanChunkBytes = 4 << 20
+// cleanChunkBytes bounds the bytes one cleaner commit rewrites (and cleanChunkBatches the
+// batches it deletes): a segment group is committed in several writes, each atomic, so a crash
+// leaves every batch either as it was or rewritten, never half-written.
+var cleanChunkBytes, cleanChunkBatches = 4 << 20, 4096
 
 // testHookCleanCommit, when set, runs before each cleaner commit; an error aborts the cleaning
 // there (tests model a crash with it).
@@ -66,6 +64,7 @@ type cleanJob struct {
 	ratio                        float64
 	needNow                      bool // max.compaction.lag.ms passed for some dirty segment
 	logStart                     int64
+	epoch                        int32 // the leader epoch the cleaning writes under
 	segs                         []segment
 	// producers maps each producer with state in the partition to the last offset of its last
 	// batch: that batch is kept (possibly emptied) so its sequence survives.
@@ -146,11 +145,9 @@ func (p *Plane) cleanPartition(j *cleanJob, nowMs int64, mapLimit int) (cleanSta
 			return st, err
 		}
 	}
-	b := p.db.NewBatch()
-	_ = b.Set(cleanerCheckpointKey(j.t.id, j.part.index), binary.BigEndian.AppendUint64(nil, uint64(end)), nil)
-	err := p.commitClean(j, b, pebble.Sync)
-	_ = b.Close()
-	if err != nil {
+	w := &LogWrite{Part: PartitionID{j.t.id, j.part.index}, Epoch: j.epoch, Op: diskguard.Compaction}
+	w.set(stateCleaner, nil, u64(end))
+	if err := p.commitClean(j, w); err != nil {
 		return st, err
 	}
 	j.part.mu.Lock()
@@ -249,18 +246,17 @@ func groupSegments(segs []segment, end, maxBytes int64) []segGroup {
 func (p *Plane) cleanGroup(j *cleanJob, g segGroup, om *offsetMap, nowMs int64, st *cleanStats) error {
 	first, last := j.segs[g.first], j.segs[g.last]
 	merged := segment{base: first.base, next: last.next, rollTs: -1, largestTs: -1, createdMs: first.createdMs}
-	b := p.db.NewBatch()
-	defer func() { _ = b.Close() }()
+	part := PartitionID{j.t.id, j.part.index}
+	w := &LogWrite{Part: part, Epoch: j.epoch, Op: diskguard.Compaction, NoSync: true}
+	pending := 0
 	flush := func(final bool) error {
-		if b.Empty() && !final {
+		if pending == 0 && len(w.Drop) == 0 && !final {
 			return nil
 		}
-		opts := pebble.NoSync
-		if final {
-			opts = pebble.Sync
-		}
-		err := p.commitClean(j, b, opts)
-		b.Reset()
+		w.NoSync = !final
+		err := p.commitClean(j, w)
+		w = &LogWrite{Part: part, Epoch: j.epoch, Op: diskguard.Compaction, NoSync: true}
+		pending = 0
 		return err
 	}
 	var ferr error
@@ -271,14 +267,15 @@ func (p *Plane) cleanGroup(j *cleanJob, g segGroup, om *offsetMap, nowMs int64, 
 			ferr = fmt.Errorf("batch at offset %d: %w", h.BaseOffset, err)
 			return false
 		}
-		key := logKey(j.t.id, j.part.index, h.BaseOffset)
 		switch {
 		case out == nil:
-			_ = b.Delete(key, nil)
+			w.Drop = append(w.Drop, h.BaseOffset)
 			st.batchesRemoved++
 		default:
 			if len(out) != len(v) || &out[0] != &v[0] {
-				_ = b.Set(key, out, nil)
+				oh, _ := readBatchHeader(out)
+				w.Replace = append(w.Replace, StoredBatch{Base: h.BaseOffset, Last: oh.lastOffset(), MaxTimestamp: oh.MaxTimestamp, Data: out})
+				pending += len(out)
 			}
 			oh, _ := readBatchHeader(out)
 			if merged.bytes == 0 {
@@ -288,7 +285,7 @@ func (p *Plane) cleanGroup(j *cleanJob, g segGroup, om *offsetMap, nowMs int64, 
 			merged.largestTs = max(merged.largestTs, oh.MaxTimestamp)
 			st.bytesWritten += int64(len(out))
 		}
-		if b.Len() >= cleanChunkBytes {
+		if pending >= cleanChunkBytes || len(w.Drop) >= cleanChunkBatches {
 			if ferr = flush(false); ferr != nil {
 				return false
 			}
@@ -302,9 +299,9 @@ func (p *Plane) cleanGroup(j *cleanJob, g segGroup, om *offsetMap, nowMs int64, 
 		return err
 	}
 	for i := g.first + 1; i <= g.last; i++ {
-		_ = b.Delete(segmentKey(j.t.id, j.part.index, j.segs[i].base), nil)
+		w.set(stateSegment, offsetStateKey(j.segs[i].base), nil)
 	}
-	_ = b.Set(segmentKey(j.t.id, j.part.index, merged.base), merged.encode(), nil)
+	w.set(stateSegment, offsetStateKey(merged.base), merged.encode())
 	if err := flush(true); err != nil {
 		return err
 	}
@@ -335,7 +332,7 @@ func replaceSegments(part *partition, first, last int64, merged segment) {
 // commitClean commits a cleaner write if the log is still as the cleaning saw it: the topic
 // exists and the log start has not moved (DeleteRecords and retention rewrite the same keys,
 // serialized with the cleaner by the partition's logMu).
-func (p *Plane) commitClean(j *cleanJob, b *pebble.Batch, opts *pebble.WriteOptions) error {
+func (p *Plane) commitClean(j *cleanJob, w *LogWrite) error {
 	j.t.life.RLock()
 	defer j.t.life.RUnlock()
 	if j.t.deleted {
@@ -344,7 +341,7 @@ func (p *Plane) commitClean(j *cleanJob, b *pebble.Batch, opts *pebble.WriteOpti
 	j.part.logMu.Lock()
 	defer j.part.logMu.Unlock()
 	j.part.mu.Lock()
-	moved := j.part.logStart != j.logStart
+	moved := j.part.logStart != j.logStart || !j.part.led || j.part.epoch != j.epoch
 	j.part.mu.Unlock()
 	if moved {
 		return errCleaningAborted
@@ -359,12 +356,7 @@ func (p *Plane) commitClean(j *cleanJob, b *pebble.Batch, opts *pebble.WriteOpti
 			return err
 		}
 	}
-	if err := p.commit(diskguard.Compaction, func() error { return b.Commit(opts) }); err != nil {
-		return err
-	}
-	pre := partPrefix(kindLog, j.part.topicID, j.part.index)
-	p.cfg.Guard.Reclaim(pre, prefixEnd(pre)) // compacted at once while space is short
-	return nil
+	return p.st.Write(w)() // the Pebble store compacts the log at once while space is short
 }
 
 // cleanBatch filters one stored batch (Kafka's LogCleaner.cleanInto with its RecordFilter and

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -206,8 +205,8 @@ func (p *Plane) alterTopicConfigs(c *configChange, validateOnly bool) *apiError 
 	for k, v := range next {
 		next[k] = strings.TrimSpace(v)
 	}
-	rec := topicRecordFor(t, int32(len(parts)), next)
-	if err := p.commit(diskguard.Configs, func() error { return p.db.Set(topicKey(t.name), rec, pebble.Sync) }); err != nil {
+	rec := TopicRecord{ID: t.id, Name: t.name, Partitions: int32(len(parts)), Configs: next}
+	if err := p.st.UpdateTopic(rec, diskguard.Configs); err != nil {
 		p.log.Error("alter topic configs", "topic", t.name, "err", err)
 		return errf(kerr.KafkaStorageError, "%v", err)
 	}

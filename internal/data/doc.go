@@ -1,15 +1,22 @@
 // Package data is muster's data plane: topics, partitions and the record log
 // behind Produce, Fetch, ListOffsets, Metadata and the topic admin APIs.
 //
-// muster is a single-node broker. This node leads every partition, the
+// On one node (the embedded store) this node leads every partition, the
 // replication factor is reported as 1 (replicas = ISR = [NodeID]) and every
-// leader epoch is 0.
+// leader epoch is 0. In cluster mode each partition is led by the node holding
+// its lease (replicas = ISR = [leader], leader epoch = lease epoch; see
+// leaders.go).
 //
 // # Storage
 //
-// The plane stores everything in the server's shared Pebble DB under keys that
-// start with the byte 'd' (the coordinator owns the other prefixes). Integers
-// are big-endian so that byte order is numeric order:
+// The plane keeps what must survive it in a Store (store.go): a catalog (topics,
+// dynamic configs, producer ids) and partition logs, each partition a run of
+// record batches and a small set of state keys per kind (log start, producers,
+// segments, the cleaner's checkpoint, transactions), changed atomically by
+// LogWrites. The embedded store (store_pebble.go) keeps everything in the
+// server's shared Pebble DB under keys that start with the byte 'd' (the
+// coordinator owns the other prefixes); a state key of kind k is 'd' k topicID
+// partition key. Integers are big-endian so that byte order is numeric order:
 //
 //	'd' 't' name                                   → topic record (JSON: id, partitions, configs)
 //	'd' 'l' topicID(16) partition(4) baseOffset(8)  → one record batch, stored as the

@@ -1,16 +1,10 @@
 package data
 
 import (
-	"encoding/json"
-	"fmt"
 	"strconv"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
-
 	"github.com/muster-io/muster/internal/config"
-
-	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
 // effective is the broker configuration in force: the static Values with the dynamic broker
@@ -44,18 +38,12 @@ func (p *Plane) brokerResource() string { return strconv.Itoa(int(p.cfg.NodeID))
 // default; other brokers' are ignored) and installs the configuration in force.
 func (p *Plane) loadDynamicConfigs() error {
 	for _, res := range []string{"", p.brokerResource()} {
-		v, closer, err := p.db.Get(nameKey(kindBrokerConfig, res))
-		if err == pebble.ErrNotFound {
+		m, err := p.st.BrokerConfigs(res)
+		if err != nil {
+			return err
+		}
+		if m == nil {
 			continue
-		}
-		if err != nil {
-			return fmt.Errorf("data: load dynamic broker configs: %w", err)
-		}
-		m := map[string]string{}
-		err = json.Unmarshal(v, &m)
-		closer.Close()
-		if err != nil {
-			return fmt.Errorf("data: dynamic broker configs %q: %w", res, err)
 		}
 		for k, val := range m { // a key this version no longer accepts is ignored, not fatal
 			if d, ok := config.Lookup(k); !ok || config.DynamicMode(k) == config.ReadOnly || d.KafkaCheck(val) != "" {
@@ -77,14 +65,7 @@ func (p *Plane) loadDynamicConfigs() error {
 // default, else this broker) and applies the new configuration in force at once: every topic's
 // log configuration is recomputed, the cleaner re-reads its settings. dynMu held.
 func (p *Plane) setBrokerConfigs(res string, m map[string]string) error {
-	b, _ := json.Marshal(m)
-	err := p.commit(diskguard.Configs, func() error {
-		if len(m) == 0 {
-			return p.db.Delete(nameKey(kindBrokerConfig, res), pebble.Sync)
-		}
-		return p.db.Set(nameKey(kindBrokerConfig, res), b, pebble.Sync)
-	})
-	if err != nil {
+	if err := p.st.SetBrokerConfigs(res, m); err != nil {
 		return err
 	}
 	if res == "" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -155,33 +154,17 @@ func (p *Plane) fetchOnce(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) (tot
 // atLeastOne and the first batch alone exceeds it, and one past the last
 // offset returned.
 func (p *Plane) readBatches(id [16]byte, index int32, offset, hw int64, limit int, atLeastOne bool) ([]byte, int64, error) {
-	prefix := partPrefix(kindLog, id, index)
-	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: logKey(id, index, hw)})
-	if err != nil {
-		return nil, 0, err
-	}
-	defer it.Close()
-	// The batch containing offset starts at or before it; otherwise (a gap
-	// or a compacted range) start at the next batch.
-	ok := it.SeekLT(logKey(id, index, offset+1))
-	if ok {
-		if h, hok := readBatchHeader(it.Value()); !hok || h.lastOffset() < offset {
-			ok = it.Next()
-		}
-	} else {
-		ok = it.SeekGE(logKey(id, index, offset))
-	}
 	var out []byte
 	end := offset
-	for ; ok; ok = it.Next() {
-		v := it.Value()
+	err := p.st.Read(PartitionID{id, index}, offset, hw, func(v []byte) bool {
 		if len(out)+len(v) > limit && !(atLeastOne && len(out) == 0) {
-			break
+			return false
 		}
 		out = append(out, v...)
 		if h, hok := readBatchHeader(v); hok {
 			end = h.lastOffset() + 1
 		}
-	}
-	return out, end, it.Error()
+		return true
+	})
+	return out, end, err
 }

@@ -1,15 +1,9 @@
 package data
 
 import (
-	"encoding/json"
-	"fmt"
 	"sync"
 
-	"github.com/cockroachdb/pebble/v2"
-
 	"github.com/muster-io/muster/internal/config"
-
-	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
 // GroupConfigStore keeps the dynamic configs of groups (GROUP resources of
@@ -66,18 +60,11 @@ func (s *GroupConfigStore) Subscribe(fn func(config.GroupConfigChange)) {
 }
 
 func (s *GroupConfigStore) load() error {
-	prefix := []byte{keyPrefix, kindGroupConfig}
-	it, err := s.p.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	all, err := s.p.st.GroupConfigs()
 	if err != nil {
-		return fmt.Errorf("data: load group configs: %w", err)
+		return err
 	}
-	defer it.Close()
-	for ok := it.First(); ok; ok = it.Next() {
-		group := string(it.Key()[2:])
-		m := map[string]string{}
-		if err := json.Unmarshal(it.Value(), &m); err != nil {
-			return fmt.Errorf("data: group configs of %q: %w", group, err)
-		}
+	for group, m := range all {
 		for k := range m {
 			if _, ok := config.LookupGroup(k); !ok {
 				delete(m, k)
@@ -87,7 +74,7 @@ func (s *GroupConfigStore) load() error {
 			s.byGroup[group] = config.NewGroupConfig(m)
 		}
 	}
-	return it.Error()
+	return nil
 }
 
 // Delete removes group's configs durably (the coordinator calls it when the
@@ -110,14 +97,7 @@ func (s *GroupConfigStore) Delete(group string) error {
 // set durably replaces group's overrides (none: removes them) and notifies the subscribers.
 // writeMu held.
 func (s *GroupConfigStore) set(group string, m map[string]string) error {
-	err := s.p.commit(diskguard.Configs, func() error {
-		if len(m) == 0 {
-			return s.p.db.Delete(nameKey(kindGroupConfig, group), pebble.Sync)
-		}
-		b, _ := json.Marshal(m)
-		return s.p.db.Set(nameKey(kindGroupConfig, group), b, pebble.Sync)
-	})
-	if err != nil {
+	if err := s.p.st.SetGroupConfigs(group, m); err != nil {
 		return err
 	}
 	g := config.NewGroupConfig(m)

@@ -106,7 +106,7 @@ func (p *Plane) AppendGroupMetadata(partition int32, recs []Record, b *pebble.Ba
 		return nop
 	}
 	part.mu.Lock()
-	sealKey, sealVal := part.maybeRoll(t.logConfig(), int64(size), now, int32(len(recs)-1), now)
+	seal, sealed := part.maybeRoll(t.logConfig(), int64(size), now, int32(len(recs)-1), now)
 	base, pa := part.begin(int64(len(recs)))
 	part.mu.Unlock()
 	key := logKey(t.id, part.index, base)
@@ -121,8 +121,8 @@ func (p *Plane) AppendGroupMetadata(partition int32, recs []Record, b *pebble.Ba
 		binary.BigEndian.PutUint64(op.Value[offBaseOffset:], uint64(base))
 		_ = op.Finish()
 	}
-	if sealKey != nil {
-		_ = b.Set(sealKey, sealVal, nil)
+	if sealed {
+		_ = b.Set(stateKey(nil, PartitionID{t.id, part.index}, seal.Kind, seal.Key), seal.Value, nil)
 	}
 	return func(committed bool) {
 		part.finish(pa, !committed, false)

@@ -46,38 +46,7 @@ func logKey(id [16]byte, partition int32, base int64) []byte {
 	return binary.BigEndian.AppendUint64(partPrefix(kindLog, id, partition), uint64(base))
 }
 
-func logStartKey(id [16]byte, partition int32) []byte {
-	return partPrefix(kindLogStart, id, partition)
-}
-
-func producerBatchKey(id [16]byte, partition int32, pid, base int64) []byte {
-	k := partPrefix(kindProducerBatch, id, partition)
-	k = binary.BigEndian.AppendUint64(k, uint64(pid))
-	return binary.BigEndian.AppendUint64(k, uint64(base))
-}
-
-func openTxnKey(id [16]byte, partition int32, pid int64) []byte {
-	return binary.BigEndian.AppendUint64(partPrefix(kindOpenTxn, id, partition), uint64(pid))
-}
-
-func abortedTxnKey(id [16]byte, partition int32, lastOffset, pid int64) []byte {
-	k := binary.BigEndian.AppendUint64(partPrefix(kindAbortedTxn, id, partition), uint64(lastOffset))
-	return binary.BigEndian.AppendUint64(k, uint64(pid))
-}
-
-func producerEpochKey(id [16]byte, partition int32, pid int64) []byte {
-	return binary.BigEndian.AppendUint64(partPrefix(kindProducerEpoch, id, partition), uint64(pid))
-}
-
 func nextPIDKey() []byte { return []byte{keyPrefix, kindNextPID} }
-
-func segmentKey(id [16]byte, partition int32, base int64) []byte {
-	return binary.BigEndian.AppendUint64(partPrefix(kindSegment, id, partition), uint64(base))
-}
-
-func cleanerCheckpointKey(id [16]byte, partition int32) []byte {
-	return partPrefix(kindCleanerCheckpoint, id, partition)
-}
 
 func nameKey(kind byte, name string) []byte {
 	k := make([]byte, 0, 2+len(name))
@@ -96,3 +65,30 @@ func prefixEnd(p []byte) []byte {
 	}
 	return nil
 }
+
+// State keys within a partition (LogWrite.State, LogStore.State).
+
+// producerStateKey is an idempotent producer's batch: producer id (8) base offset (8).
+func producerStateKey(pid, base int64) []byte {
+	k := binary.BigEndian.AppendUint64(make([]byte, 0, 16), uint64(pid))
+	return binary.BigEndian.AppendUint64(k, uint64(base))
+}
+
+// pidStateKey is a producer's open transaction or last marker: producer id (8).
+func pidStateKey(pid int64) []byte {
+	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), uint64(pid))
+}
+
+// abortedStateKey is an aborted transaction: its marker's offset (8) producer id (8).
+func abortedStateKey(last, pid int64) []byte {
+	k := binary.BigEndian.AppendUint64(make([]byte, 0, 16), uint64(last))
+	return binary.BigEndian.AppendUint64(k, uint64(pid))
+}
+
+// offsetStateKey is a sealed segment (its base offset) or the bound of a StateBelow (8).
+func offsetStateKey(off int64) []byte {
+	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), uint64(off))
+}
+
+// u64 is v as 8 big-endian bytes (a state value).
+func u64(v int64) []byte { return binary.BigEndian.AppendUint64(make([]byte, 0, 8), uint64(v)) }

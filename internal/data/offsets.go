@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -129,22 +128,13 @@ func (p *Plane) listOffset(t *topic, part *partition, ts int64, readCommitted bo
 
 // scanBatches calls fn for every stored batch of part below hw, in order.
 func (p *Plane) scanBatches(id [16]byte, index int32, hw int64, fn func(v []byte, h batchHeader) bool) error {
-	prefix := partPrefix(kindLog, id, index)
-	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: logKey(id, index, hw)})
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	for ok := it.First(); ok; ok = it.Next() {
-		h, hok := readBatchHeader(it.Value())
+	return p.st.Read(PartitionID{id, index}, 0, hw, func(v []byte) bool {
+		h, hok := readBatchHeader(v)
 		if !hok {
-			continue
+			return true
 		}
-		if !fn(it.Value(), h) {
-			break
-		}
-	}
-	return it.Error()
+		return fn(v, h)
+	})
 }
 
 // offsetForTimestamp finds the first record at or after logStart (records
@@ -285,21 +275,17 @@ func (p *Plane) deleteRecords(t *topic, part *partition, offset int64) (int64, *
 	if offset <= part.logStart {
 		return part.logStart, nil
 	}
-	// Keep the batch containing offset: delete keys below its base.
+	// Keep the batch containing offset: delete batches below its base.
 	cut := offset
-	it, err := p.db.NewIter(&pebble.IterOptions{
-		LowerBound: partPrefix(kindLog, t.id, part.index),
-		UpperBound: logKey(t.id, part.index, offset+1),
+	err := p.st.Read(PartitionID{t.id, part.index}, offset, offset+1, func(v []byte) bool {
+		if h, ok := readBatchHeader(v); ok && h.BaseOffset <= offset && h.lastOffset() >= offset {
+			cut = h.BaseOffset
+		}
+		return false
 	})
 	if err != nil {
 		return -1, kerr.KafkaStorageError
 	}
-	if it.Last() {
-		if h, ok := readBatchHeader(it.Value()); ok && h.lastOffset() >= offset {
-			cut = h.BaseOffset
-		}
-	}
-	_ = it.Close()
 	if err := p.commitLogStart(t, part, cut, offset, diskguard.DeleteRecords); err != nil {
 		if !errors.Is(err, diskguard.ErrRefused) {
 			p.log.Error("delete records", "topic", t.name, "err", err)

@@ -4,12 +4,16 @@ import (
 	"sync"
 )
 
-// partition is one partition's in-memory state. The records live in Pebble.
+// partition is one partition's in-memory state. The records live in the Store.
 type partition struct {
 	topicID [16]byte
 	index   int32
 
-	mu        sync.Mutex
+	mu sync.Mutex
+	// led: this node leads the partition and the state below is loaded (one node: always);
+	// epoch is its leader epoch (cluster mode: the epoch of the node's lease; one node: 0).
+	led       bool
+	epoch     int32
 	next      int64            // log end offset including appends not yet durable
 	hw        int64            // high watermark: every offset below it is durable
 	logStart  int64            // log start offset (DeleteRecords advances it)
@@ -57,6 +61,7 @@ func newPartition(id [16]byte, index int32, nowMs int64) *partition {
 	return &partition{
 		topicID:    id,
 		index:      index,
+		led:        true,
 		producers:  make(map[int64]*producerState),
 		waiters:    make(map[chan struct{}]struct{}),
 		segs:       []segment{newActiveSegment(0, nowMs)},

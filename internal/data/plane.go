@@ -1,10 +1,6 @@
 package data
 
 import (
-	"encoding/binary"
-	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"log/slog"
 	"sort"
 	"sync"
@@ -19,7 +15,7 @@ import (
 // Plane is the data plane: the topic registry and the partition logs, with
 // the Kafka request handlers on top. All methods are safe for concurrent use.
 type Plane struct {
-	db  *pebble.DB
+	st  Store
 	cfg Config
 	log *slog.Logger
 
@@ -30,7 +26,6 @@ type Plane struct {
 	byID   map[[16]byte]*topic
 
 	pidMu    sync.Mutex
-	nextPID  int64 // stored end of the last reserved producer-ID block
 	pidNext  int64 // next producer ID to hand out
 	pidLimit int64 // end of this process's reserved block (0 = none yet)
 
@@ -70,12 +65,18 @@ type Plane struct {
 // whose retention loop runs until Close.
 // db stays owned by the caller; Close does not close it.
 func Open(db *pebble.DB, cfg Config, log *slog.Logger) (*Plane, error) {
+	return OpenStore(NewPebbleStore(db, cfg.Guard), cfg, log)
+}
+
+// OpenStore loads the plane from st (which stays owned by the caller) and returns it, with its
+// retention loop and log cleaner running until Close.
+func OpenStore(st Store, cfg Config, log *slog.Logger) (*Plane, error) {
 	cfg.setDefaults()
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := &Plane{
-		db:     db,
+		st:     st,
 		cfg:    cfg,
 		log:    log,
 		byName: make(map[string]*topic),
@@ -111,9 +112,6 @@ func (p *Plane) Close() error {
 	return nil
 }
 
-// commit runs one write of kind w to the store through the guard (diskguard.Guard.Commit).
-func (p *Plane) commit(w diskguard.Write, fn func() error) error { return p.cfg.Guard.Commit(w, fn) }
-
 // storeFailed reports whether the store takes no writes at all any more (the background loops
 // pause).
 func (p *Plane) storeFailed() bool {
@@ -123,123 +121,26 @@ func (p *Plane) storeFailed() bool {
 // Rack is broker.rack ("" when unset).
 func (p *Plane) Rack() string { return p.cfg.Rack }
 
-// topicRecord is the stored form of a topic under 'd' 't' name.
-type topicRecord struct {
-	ID         string            `json:"id"` // 32 hex digits
-	Partitions int32             `json:"partitions"`
-	Configs    map[string]string `json:"configs,omitempty"`
-}
-
-// encodeTopic is t's stored record (p.adminMu held: t.configs is stable).
-func encodeTopic(t *topic, partitions int32) []byte {
-	return topicRecordFor(t, partitions, t.configs)
-}
-
-func topicRecordFor(t *topic, partitions int32, configs map[string]string) []byte {
-	b, _ := json.Marshal(topicRecord{ID: hex.EncodeToString(t.id[:]), Partitions: partitions, Configs: configs})
-	return b
-}
-
 func (p *Plane) load() error {
-	prefix := []byte{keyPrefix, kindTopic}
-	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	recs, err := p.st.Topics()
 	if err != nil {
-		return fmt.Errorf("data: load topics: %w", err)
+		return err
 	}
-	for ok := it.First(); ok; ok = it.Next() {
-		name := string(it.Key()[2:])
-		var rec topicRecord
-		if err := json.Unmarshal(it.Value(), &rec); err != nil {
-			it.Close()
-			return fmt.Errorf("data: topic %q: %w", name, err)
-		}
-		idb, err := hex.DecodeString(rec.ID)
-		if err != nil || len(idb) != 16 || rec.Partitions < 0 {
-			it.Close()
-			return fmt.Errorf("data: topic %q: bad record", name)
-		}
-		t := newTopic(name, [16]byte(idb), rec.Configs, p.effective())
+	nowMs := p.cfg.Now().UnixMilli()
+	for _, rec := range recs {
+		t := newTopic(rec.Name, rec.ID, rec.Configs, p.effective())
 		for i := int32(0); i < rec.Partitions; i++ {
-			part, err := p.loadPartition(t.id, i)
-			if err != nil {
-				it.Close()
+			part := newPartition(t.id, i, nowMs)
+			if err := p.loadPartition(t, part); err != nil {
 				return err
 			}
 			t.parts = append(t.parts, part)
 		}
-		p.byName[name] = t
+		p.byName[t.name] = t
 		p.byID[t.id] = t
 	}
-	if err := it.Close(); err != nil {
-		return fmt.Errorf("data: load topics: %w", err)
-	}
-	if err := p.loadProducers(); err != nil {
-		return err
-	}
-	if err := p.loadTxnState(); err != nil {
-		return err
-	}
-	v, closer, err := p.db.Get(nextPIDKey())
-	switch {
-	case err == pebble.ErrNotFound:
-	case err != nil:
-		return fmt.Errorf("data: load producer id: %w", err)
-	default:
-		if len(v) == 8 {
-			p.nextPID = int64(binary.BigEndian.Uint64(v))
-		}
-		closer.Close()
-	}
-	p.log.Info("data plane loaded", "topics", len(p.byName), "next_producer_id", p.nextPID)
+	p.log.Info("data plane loaded", "topics", len(p.byName))
 	return nil
-}
-
-// loadPartition rebuilds one partition's offsets from its stored batches.
-func (p *Plane) loadPartition(id [16]byte, index int32) (*partition, error) {
-	nowMs := p.cfg.Now().UnixMilli()
-	part := newPartition(id, index, nowMs)
-	v, closer, err := p.db.Get(logStartKey(id, index))
-	switch {
-	case err == pebble.ErrNotFound:
-	case err != nil:
-		return nil, fmt.Errorf("data: load partition %d: %w", index, err)
-	default:
-		if len(v) == 8 {
-			part.logStart = int64(binary.BigEndian.Uint64(v))
-		}
-		closer.Close()
-	}
-	prefix := partPrefix(kindLog, id, index)
-	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
-	if err != nil {
-		return nil, fmt.Errorf("data: load partition %d: %w", index, err)
-	}
-	end := part.logStart
-	if it.Last() {
-		h, ok := readBatchHeader(it.Value())
-		if !ok {
-			it.Close()
-			return nil, fmt.Errorf("data: partition %d: corrupt stored batch", index)
-		}
-		end = max(end, h.lastOffset()+1)
-	}
-	if err := it.Close(); err != nil {
-		return nil, err
-	}
-	part.next, part.hw = end, end
-	part.segs = part.segs[:0]
-	if err := p.loadSegments(part, nowMs); err != nil {
-		return nil, fmt.Errorf("data: load partition %d segments: %w", index, err)
-	}
-	if v, closer, err := p.db.Get(cleanerCheckpointKey(id, index)); err == nil {
-		if len(v) == 8 {
-			part.firstDirty = int64(binary.BigEndian.Uint64(v))
-		}
-		closer.Close()
-	} else if err != pebble.ErrNotFound {
-		return nil, fmt.Errorf("data: load partition %d cleaner checkpoint: %w", index, err)
-	}
-	return part, nil
 }
 
 // lookup returns the topic called name and its current partitions.

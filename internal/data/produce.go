@@ -2,13 +2,11 @@ package data
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -145,6 +143,7 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 	}
 
 	part.mu.Lock()
+	opened := false
 	idempotent := h.ProducerID >= 0
 	var ps *producerState
 	if idempotent {
@@ -182,60 +181,38 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 	if lc.logAppendTime {
 		maxTs = now
 	}
-	sealKey, sealVal := part.maybeRoll(lc, int64(len(records)), maxTs, h.LastOffsetDelta, now)
+	w := &LogWrite{Part: PartitionID{t.id, part.index}, Epoch: part.epoch, Op: diskguard.Produce, NoSync: !sync}
+	if seal, ok := part.maybeRoll(lc, int64(len(records)), maxTs, h.LastOffsetDelta, now); ok {
+		w.set(seal.Kind, seal.Key, seal.Value)
+	}
 	base, pa := part.begin(int64(h.LastOffsetDelta) + 1)
-	var forgotten []int64
 	if idempotent {
 		if ps == nil {
 			ps = newProducerState(h.ProducerEpoch)
 			part.producers[h.ProducerID] = ps
 		}
-		forgotten = ps.record(h, base, pa, now)
+		w.set(stateProducer, producerStateKey(h.ProducerID, base),
+			encodeProducerBatch(h.ProducerEpoch, h.BaseSequence, h.LastOffsetDelta, now))
+		for _, fb := range ps.record(h, base, pa, now) {
+			w.set(stateProducer, producerStateKey(h.ProducerID, fb), nil)
+		}
 	}
-	opened := transactional && part.beginTxn(h.ProducerID, h.ProducerEpoch, base)
-	expired := part.expireProducers(now, p.producerIDExpiration().Milliseconds())
+	if transactional && part.beginTxn(h.ProducerID, h.ProducerEpoch, base) {
+		opened = true
+		w.set(stateOpenTxn, pidStateKey(h.ProducerID), encodeOpenTxn(base, h.ProducerEpoch))
+	}
+	w.State = append(w.State, part.expireProducers(now, p.producerIDExpiration().Milliseconds())...)
 	logStart := part.logStart
 	part.mu.Unlock()
 
-	p.cfg.Guard.Spend(len(records))
-
-	// Build the stored batch straight into the Pebble batch: the records as
-	// sent with the base offset and partition leader epoch (both outside the
-	// CRC) rewritten, and LogAppendTime stamped when the topic says so; the
-	// segment this append sealed (if any) is recorded with it.
-	key := logKey(t.id, part.index, base)
-	b := p.db.NewBatch()
-	op := b.SetDeferred(len(key), len(records))
-	copy(op.Key, key)
-	copy(op.Value, records)
-	binary.BigEndian.PutUint64(op.Value[offBaseOffset:], uint64(base))
-	binary.BigEndian.PutUint32(op.Value[offLeaderEpoch:], 0)
+	// The stored batch is the records as sent, with the base offset and the partition leader
+	// epoch rewritten and LogAppendTime stamped when the topic says so.
+	sb := StoredBatch{Base: base, Last: base + int64(h.LastOffsetDelta), MaxTimestamp: maxTs, Data: records, Stamp: true}
 	if lc.logAppendTime {
-		setLogAppendTime(op.Value, now)
+		sb.LogAppendTime = now
 	}
-	_ = op.Finish()
-	if sealKey != nil {
-		_ = b.Set(sealKey, sealVal, nil)
-	}
-	if idempotent {
-		_ = b.Set(producerBatchKey(t.id, part.index, h.ProducerID, base),
-			encodeProducerBatch(h.ProducerEpoch, h.BaseSequence, h.LastOffsetDelta, now), nil)
-		for _, fb := range forgotten {
-			_ = b.Delete(producerBatchKey(t.id, part.index, h.ProducerID, fb), nil)
-		}
-	}
-	for _, k := range expired {
-		_ = b.Delete(k, nil)
-	}
-	if opened {
-		_ = b.Set(openTxnKey(t.id, part.index, h.ProducerID), encodeOpenTxn(base, h.ProducerEpoch), nil)
-	}
-	opts := pebble.Sync
-	if !sync {
-		opts = pebble.NoSync
-	}
-	err := p.commit(diskguard.Produce, func() error { return b.Commit(opts) })
-	_ = b.Close()
+	w.addBatch(sb)
+	err := p.st.Write(w)()
 	if err == nil && idempotent {
 		part.mu.Lock()
 		for i := range ps.batches {

@@ -3,15 +3,10 @@ package data
 import (
 	"context"
 	"encoding/binary"
-	"errors"
-	"fmt"
 	"math"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
 // producerBatchesKept is how many batches per (producer, partition) Kafka
@@ -143,8 +138,8 @@ func encodeProducerBatch(epoch int16, firstSeq, lastDelta int32, appendMs int64)
 
 // expireProducers drops (part.mu held) the state of producers whose last
 // append is older than the expiration and that have no append in flight,
-// returning the keys to delete. It runs at most every producerExpiryCheck.
-func (part *partition) expireProducers(nowMs, expirationMs int64) (keys [][]byte) {
+// returning the deletions of their state keys. It runs at most every producerExpiryCheck.
+func (part *partition) expireProducers(nowMs, expirationMs int64) (dels []StateOp) {
 	if nowMs-part.lastExpiryCheck < producerExpiryCheck {
 		return nil
 	}
@@ -164,122 +159,14 @@ func (part *partition) expireProducers(nowMs, expirationMs int64) (keys [][]byte
 			continue
 		}
 		for _, b := range ps.batches {
-			keys = append(keys, producerBatchKey(part.topicID, part.index, pid, b.base))
+			dels = append(dels, StateOp{Kind: stateProducer, Key: producerStateKey(pid, b.base)})
 		}
 		if ps.lastMarker != markerNone {
-			keys = append(keys, producerEpochKey(part.topicID, part.index, pid))
+			dels = append(dels, StateOp{Kind: stateMarker, Key: pidStateKey(pid)})
 		}
 		delete(part.producers, pid)
 	}
-	return keys
-}
-
-// loadProducers rebuilds idempotent-producer state from the 'd' 'q' keys:
-// per (partition, producer) the highest epoch's last five batches. Keys of
-// older epochs, extra batches or deleted partitions are removed.
-func (p *Plane) loadProducers() error {
-	prefix := []byte{keyPrefix, kindProducerBatch}
-	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
-	if err != nil {
-		return fmt.Errorf("data: load producers: %w", err)
-	}
-	type entry struct {
-		key      []byte
-		epoch    int16
-		appendMs int64
-		b        producerBatch
-	}
-	nowMs := p.cfg.Now().UnixMilli()
-	expirationMs := p.producerIDExpiration().Milliseconds()
-	var stale [][]byte
-	var group []entry
-	var groupPart *partition
-	var groupPID int64
-	flush := func() {
-		if len(group) == 0 {
-			return
-		}
-		top := group[0].epoch
-		for _, e := range group {
-			top = max(top, e.epoch)
-		}
-		var keep []entry
-		for _, e := range group {
-			if e.epoch == top {
-				keep = append(keep, e)
-			} else {
-				stale = append(stale, e.key)
-			}
-		}
-		if last := keep[len(keep)-1]; nowMs-last.appendMs >= expirationMs {
-			for _, e := range keep {
-				stale = append(stale, e.key) // expired while the broker was down
-			}
-			group = group[:0]
-			return
-		}
-		if len(keep) > producerBatchesKept {
-			for _, e := range keep[:len(keep)-producerBatchesKept] {
-				stale = append(stale, e.key)
-			}
-			keep = keep[len(keep)-producerBatchesKept:]
-		}
-		ps := newProducerState(top)
-		for _, e := range keep {
-			ps.batches = append(ps.batches, e.b)
-			ps.lastAppend = max(ps.lastAppend, e.appendMs)
-		}
-		groupPart.producers[groupPID] = ps
-		group = group[:0]
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-		k, v := it.Key(), it.Value()
-		key := append([]byte(nil), k...)
-		if len(k) != 2+16+4+8+8 || len(v) != 18 {
-			stale = append(stale, key)
-			continue
-		}
-		id := [16]byte(k[2:18])
-		idx := int32(binary.BigEndian.Uint32(k[18:]))
-		pid := int64(binary.BigEndian.Uint64(k[22:]))
-		base := int64(binary.BigEndian.Uint64(k[30:]))
-		_, parts := p.lookupID(id)
-		if idx < 0 || int(idx) >= len(parts) {
-			stale = append(stale, key)
-			continue
-		}
-		part := parts[idx]
-		if part != groupPart || pid != groupPID {
-			flush()
-			groupPart, groupPID = part, pid
-		}
-		epoch := int16(binary.BigEndian.Uint16(v[0:]))
-		first := int32(binary.BigEndian.Uint32(v[2:]))
-		delta := int32(binary.BigEndian.Uint32(v[6:]))
-		appendMs := int64(binary.BigEndian.Uint64(v[10:]))
-		group = append(group, entry{key: key, epoch: epoch, appendMs: appendMs, b: producerBatch{
-			firstSeq: first, lastSeq: incSeq(first, delta), base: base, lastDelta: delta,
-		}})
-	}
-	flush()
-	if err := it.Close(); err != nil {
-		return fmt.Errorf("data: load producers: %w", err)
-	}
-	if len(stale) > 0 {
-		b := p.db.NewBatch()
-		for _, k := range stale {
-			_ = b.Delete(k, nil)
-		}
-		err := p.commit(diskguard.Retention, func() error { return b.Commit(pebble.Sync) })
-		_ = b.Close()
-		switch {
-		case errors.Is(err, diskguard.ErrRefused) || errors.Is(err, diskguard.ErrStoreFailed):
-			p.log.Warn("data: stale producer state kept (dropped at a later start)", "err", err)
-		case err != nil:
-			return fmt.Errorf("data: drop stale producer state: %w", err)
-		}
-	}
-	return nil
+	return dels
 }
 
 // producerIDBlock is how many producer IDs one durable write reserves.
@@ -314,26 +201,16 @@ func (p *Plane) AllocProducerID() (int64, error) { return p.allocProducerID() }
 func (p *Plane) allocProducerID() (int64, error) {
 	p.pidMu.Lock()
 	defer p.pidMu.Unlock()
-	// nextPID is loaded as the end of the last reserved block; pidLimit 0
-	// means nothing is reserved in this process yet.
-	if blocks := p.cfg.ProducerIDBlocks; blocks != nil && (p.pidLimit == 0 || p.pidNext >= p.pidLimit) {
-		first, err := blocks(producerIDBlock)
+	if p.pidLimit == 0 || p.pidNext >= p.pidLimit {
+		reserve := p.st.ReserveProducerIDs
+		if blocks := p.cfg.ProducerIDBlocks; blocks != nil {
+			reserve = blocks
+		}
+		first, err := reserve(producerIDBlock)
 		if err != nil {
 			return 0, err
 		}
 		p.pidNext, p.pidLimit = first, first+producerIDBlock
-	}
-	if p.pidLimit == 0 || p.pidNext >= p.pidLimit {
-		if p.pidLimit == 0 {
-			p.pidNext = p.nextPID
-		}
-		limit := p.pidNext + producerIDBlock
-		if err := p.commit(diskguard.ProducerIDs, func() error {
-			return p.db.Set(nextPIDKey(), binary.BigEndian.AppendUint64(nil, uint64(limit)), pebble.Sync)
-		}); err != nil {
-			return 0, err
-		}
-		p.pidLimit = limit
 	}
 	pid := p.pidNext
 	p.pidNext++

@@ -1,10 +1,7 @@
 package data
 
 import (
-	"encoding/binary"
 	"time"
-
-	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/muster-io/muster/internal/store/diskguard"
 )
@@ -159,27 +156,19 @@ func (p *Plane) advanceLogStart(t *topic, part *partition, newStart int64) (move
 
 // commitLogStart durably deletes part's batches below cut and the sealed
 // segments wholly below newStart, moves the log start offset to newStart and
-// updates the partition (logMu and mu held). w is DeleteRecords or Retention:
+// updates the partition (logMu and mu held). op is DeleteRecords or Retention:
 // both are taken while the disk is short of space, and the deleted range is
 // then compacted at once to give the space back.
-func (p *Plane) commitLogStart(t *topic, part *partition, cut, newStart int64, w diskguard.Write) error {
-	n, segKeys := part.segmentsBelow(newStart)
-	b := p.db.NewBatch()
-	_ = b.DeleteRange(logKey(t.id, part.index, 0), logKey(t.id, part.index, cut), nil)
-	for _, k := range segKeys {
-		_ = b.Delete(k, nil)
-	}
-	_ = b.Set(logStartKey(t.id, part.index), binary.BigEndian.AppendUint64(nil, uint64(newStart)), nil)
+func (p *Plane) commitLogStart(t *topic, part *partition, cut, newStart int64, op diskguard.Write) error {
+	n, segDels := part.segmentsBelow(newStart)
+	w := &LogWrite{Part: PartitionID{t.id, part.index}, Epoch: part.epoch, Op: op, TruncateBelow: cut, State: segDels}
+	w.State = append(w.State, StateOp{Kind: stateLogStart, Value: u64(newStart)})
 	// Aborted transactions whose marker is below the new start leave the index (Kafka drops
 	// a segment's transaction index with the segment).
-	_ = b.DeleteRange(partPrefix(kindAbortedTxn, t.id, part.index),
-		binary.BigEndian.AppendUint64(partPrefix(kindAbortedTxn, t.id, part.index), uint64(newStart)), nil)
-	err := p.commit(w, func() error { return b.Commit(pebble.Sync) })
-	_ = b.Close()
-	if err != nil {
+	w.StateBelow = []StateOp{{Kind: stateAborted, Key: offsetStateKey(newStart)}}
+	if err := p.st.Write(w)(); err != nil {
 		return err
 	}
-	p.cfg.Guard.Reclaim(logKey(t.id, part.index, 0), logKey(t.id, part.index, cut))
 	part.logStart = newStart
 	part.trimAbortedLocked()
 	part.dropSegments(n, p.cfg.Now().UnixMilli())

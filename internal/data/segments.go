@@ -2,13 +2,7 @@ package data
 
 import (
 	"encoding/binary"
-	"errors"
-	"fmt"
 	"math"
-
-	"github.com/cockroachdb/pebble/v2"
-
-	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
 // segment is one log segment (Kafka's LogSegment): the batches from base up to the next
@@ -16,10 +10,10 @@ import (
 // with statistics; the log cleaner compacts whole sealed segments and never the active one (the
 // last), and segment.bytes / segment.ms decide when the active segment is sealed (rolled).
 //
-// A sealed segment is stored under 'd' 'm' topicID partition base with its statistics (written
-// in the same Pebble batch as the append that rolled it, rewritten by the cleaner when it merges
-// segments); the active segment is not stored: on Open it starts at the last sealed segment's
-// end and its statistics are recomputed from its batches.
+// A sealed segment is a state key of the partition (base → its statistics; Pebble: 'd' 'm'
+// topicID partition base), written with the append that rolled it and rewritten by the cleaner
+// when it merges segments; the active segment is not stored: on load it starts at the last
+// sealed segment's end and its statistics are recomputed from its batches (LogStore.Stats).
 type segment struct {
 	base int64
 	// next is one past the segment's offsets once it is sealed (the next segment's base).
@@ -89,9 +83,9 @@ func (p *partition) active() *segment { return &p.segs[len(p.segs)-1] }
 // batch's timestamp is segment.ms (for compacted topics at most max.compaction.lag.ms) past the
 // segment's first batch (or, without timestamps, the segment is that old), or when its offsets
 // would not fit the segment's 32-bit relative offsets. It then accounts the batch to the active
-// segment. It returns the sealed segment's key and value for the append's Pebble batch (nil
-// when no roll happened).
-func (p *partition) maybeRoll(lc *logConfig, size, maxTs int64, lastDelta int32, nowMs int64) (key, val []byte) {
+// segment. It returns the sealed segment's state key for the append's write (ok false when no
+// roll happened).
+func (p *partition) maybeRoll(lc *logConfig, size, maxTs int64, lastDelta int32, nowMs int64) (seal StateOp, ok bool) {
 	act := p.active()
 	base := p.next
 	if act.bytes > 0 {
@@ -101,23 +95,23 @@ func (p *partition) maybeRoll(lc *logConfig, size, maxTs int64, lastDelta int32,
 		}
 		if act.bytes > lc.segmentBytes-size || waited > lc.segmentMs || base+int64(lastDelta)-act.base > math.MaxInt32 {
 			act.next = base
-			key, val = segmentKey(p.topicID, p.index, act.base), act.encode()
+			seal, ok = StateOp{Kind: stateSegment, Key: offsetStateKey(act.base), Value: act.encode()}, true
 			p.segs = append(p.segs, newActiveSegment(base, nowMs))
 			act = p.active()
 		}
 	}
 	act.addBatch(size, maxTs)
-	return key, val
+	return seal, ok
 }
 
-// segmentsBelow returns how many leading sealed segments lie wholly below offset and the keys
-// to delete for them (p.mu held).
-func (p *partition) segmentsBelow(offset int64) (n int, keys [][]byte) {
+// segmentsBelow returns how many leading sealed segments lie wholly below offset and the state
+// deletions of their keys (p.mu held).
+func (p *partition) segmentsBelow(offset int64) (n int, dels []StateOp) {
 	for n < len(p.segs)-1 && p.segs[n+1].base <= offset {
-		keys = append(keys, segmentKey(p.topicID, p.index, p.segs[n].base))
+		dels = append(dels, StateOp{Kind: stateSegment, Key: offsetStateKey(p.segs[n].base)})
 		n++
 	}
-	return n, keys
+	return n, dels
 }
 
 // dropSegments removes the n leading sealed segments after their keys were deleted, and resets
@@ -141,102 +135,14 @@ func segmentContaining(segs []segment, offset int64) int {
 	return i
 }
 
-// loadSegments rebuilds part's segments after its offsets were loaded: the sealed segments from
-// their keys (dropping those wholly below the log start) and the active segment's statistics
-// from its batches. A log written before segments existed is one active segment.
-func (p *Plane) loadSegments(part *partition, nowMs int64) error {
-	prefix := partPrefix(kindSegment, part.topicID, part.index)
-	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
-	if err != nil {
-		return err
-	}
-	var stale [][]byte
-	for ok := it.First(); ok; ok = it.Next() {
-		k := it.Key()
-		if len(k) != len(prefix)+8 {
-			stale = append(stale, append([]byte(nil), k...))
-			continue
-		}
-		base := int64(binary.BigEndian.Uint64(k[len(prefix):]))
-		s, ok := decodeSegment(base, it.Value())
-		if !ok || s.next <= part.logStart || s.next > part.next {
-			stale = append(stale, append([]byte(nil), k...))
-			continue
-		}
-		if n := len(part.segs); n > 0 && part.segs[n-1].next > base {
-			stale = append(stale, append([]byte(nil), k...)) // overlaps its predecessor
-			continue
-		}
-		part.segs = append(part.segs, s)
-	}
-	if err := it.Close(); err != nil {
-		return err
-	}
-	activeBase := part.logStart
-	if n := len(part.segs); n > 0 {
-		activeBase = part.segs[n-1].next
-	} else if h, ok, err := p.firstBatch(part); err != nil {
-		return err
-	} else if ok {
-		activeBase = min(h.BaseOffset, part.logStart)
-	}
-	act := newActiveSegment(activeBase, nowMs)
-	err = p.scanRange(part.topicID, part.index, activeBase, part.next, func(v []byte, h batchHeader) bool {
-		act.addBatch(int64(len(v)), h.MaxTimestamp)
-		return true
-	})
-	if err != nil {
-		return err
-	}
-	part.segs = append(part.segs, act)
-	if len(stale) > 0 {
-		b := p.db.NewBatch()
-		for _, k := range stale {
-			_ = b.Delete(k, nil)
-		}
-		err := p.commit(diskguard.Retention, func() error { return b.Commit(pebble.Sync) })
-		_ = b.Close()
-		switch {
-		case errors.Is(err, diskguard.ErrRefused) || errors.Is(err, diskguard.ErrStoreFailed):
-			p.log.Warn("data: stale segment records kept (dropped at a later start)", "err", err)
-		case err != nil:
-			return fmt.Errorf("data: drop stale segments: %w", err)
-		}
-	}
-	return nil
-}
-
-// firstBatch returns the header of part's first stored batch.
-func (p *Plane) firstBatch(part *partition) (batchHeader, bool, error) {
-	prefix := partPrefix(kindLog, part.topicID, part.index)
-	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
-	if err != nil {
-		return batchHeader{}, false, err
-	}
-	defer it.Close()
-	if !it.First() {
-		return batchHeader{}, false, it.Error()
-	}
-	h, ok := readBatchHeader(it.Value())
-	return h, ok, nil
-}
-
 // scanRange calls fn for every stored batch of a partition whose base offset is in [from, to),
 // in order, until fn returns false.
 func (p *Plane) scanRange(id [16]byte, index int32, from, to int64, fn func(v []byte, h batchHeader) bool) error {
-	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: logKey(id, index, max(from, 0)), UpperBound: logKey(id, index, to)})
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	for ok := it.First(); ok; ok = it.Next() {
-		h, hok := readBatchHeader(it.Value())
-		if !hok {
-			continue
+	return p.st.Read(PartitionID{id, index}, from, to, func(v []byte) bool {
+		h, ok := readBatchHeader(v)
+		if !ok || h.BaseOffset < from {
+			return true
 		}
-		if !fn(it.Value(), h) {
-			break
-		}
-	}
-	return it.Error()
+		return fn(v, h)
+	})
 }

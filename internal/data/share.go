@@ -1,7 +1,6 @@
 package data
 
 import (
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -48,38 +47,15 @@ func (p *Plane) ReadRange(id [16]byte, index int32, from, to int64, maxBytes int
 	if from > to {
 		return nil, nil
 	}
-	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: partPrefix(kindLog, id, index), UpperBound: logKey(id, index, to+1)})
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
-	// A share fetch usually starts at a batch's base offset (records are acquired in order):
-	// try that first, as a forward seek is cheaper than a backward one.
-	ok := it.SeekGE(logKey(id, index, from))
-	aligned := false
-	if ok {
-		h, hok := readBatchHeader(it.Value())
-		aligned = hok && h.BaseOffset == from
-	}
-	if !aligned {
-		ok = it.SeekLT(logKey(id, index, from+1))
-		if ok {
-			if h, hok := readBatchHeader(it.Value()); !hok || h.lastOffset() < from {
-				ok = it.Next()
-			}
-		} else {
-			ok = it.SeekGE(logKey(id, index, from))
-		}
-	}
 	var out []byte
-	for ; ok; ok = it.Next() {
-		v := it.Value()
+	err = p.st.Read(PartitionID{id, index}, from, to+1, func(v []byte) bool {
 		if len(out) > 0 && len(out)+len(v) > maxBytes {
-			break
+			return false
 		}
 		out = append(out, v...)
-	}
-	return out, it.Error()
+		return true
+	})
+	return out, err
 }
 
 // WatchPartition makes ch receive (without blocking) whenever the partition's high watermark

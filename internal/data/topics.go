@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/muster-io/muster/internal/config"
@@ -149,10 +148,11 @@ func (p *Plane) createTopic(spec createSpec, validateOnly bool) (*topic, *apiErr
 		p.adminMu.Unlock()
 		return t, nil
 	}
-	if err := p.commit(diskguard.CreateTopics, func() error {
-		return p.db.Set(topicKey(t.name), encodeTopic(t, spec.partitions), pebble.Sync)
-	}); err != nil {
+	if err := p.st.CreateTopic(TopicRecord{ID: t.id, Name: t.name, Partitions: spec.partitions, Configs: t.configs}); err != nil {
 		p.adminMu.Unlock()
+		if errors.Is(err, ErrTopicExists) {
+			return nil, errf(kerr.TopicAlreadyExists, "topic %q already exists", spec.name)
+		}
 		if !errors.Is(err, diskguard.ErrRefused) {
 			p.log.Error("create topic", "topic", t.name, "err", err)
 		}
@@ -245,22 +245,8 @@ func (p *Plane) deleteTopic(t *topic) *apiError {
 
 	t.life.Lock() // waits for in-flight produces
 	t.deleted = true
-	b := p.db.NewBatch()
-	_ = b.Delete(topicKey(t.name), nil)
-	for _, kind := range []byte{kindLog, kindLogStart, kindProducerBatch, kindSegment, kindCleanerCheckpoint, kindOpenTxn, kindAbortedTxn, kindProducerEpoch} {
-		pre := topicPrefix(kind, t.id)
-		_ = b.DeleteRange(pre, prefixEnd(pre), nil)
-	}
-	err := p.commit(diskguard.DeleteTopics, func() error { return b.Commit(pebble.Sync) })
-	_ = b.Close()
+	err := p.st.DeleteTopic(TopicRecord{ID: t.id, Name: t.name, Partitions: int32(len(parts))})
 	t.life.Unlock()
-	if err == nil {
-		// While space is short, the guard compacts the deleted keys at once.
-		for _, kind := range []byte{kindLog, kindProducerBatch} {
-			pre := topicPrefix(kind, t.id)
-			p.cfg.Guard.Reclaim(pre, prefixEnd(pre))
-		}
-	}
 	for _, part := range parts {
 		part.wake() // long-polling fetches notice the deletion
 	}
@@ -307,9 +293,7 @@ func (p *Plane) growTopicLocked(t *topic, count int32, validateOnly bool) *apiEr
 	if validateOnly {
 		return nil
 	}
-	if err := p.commit(diskguard.CreatePartitions, func() error {
-		return p.db.Set(topicKey(t.name), encodeTopic(t, count), pebble.Sync)
-	}); err != nil {
+	if err := p.st.UpdateTopic(TopicRecord{ID: t.id, Name: t.name, Partitions: count, Configs: t.configs}, diskguard.CreatePartitions); err != nil {
 		return errf(kerr.KafkaStorageError, "%v", err)
 	}
 	p.mu.Lock()

@@ -3,10 +3,8 @@ package data
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"sort"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -20,7 +18,8 @@ import (
 // high watermark; read_committed fetches stop there. Aborted transactions are indexed (Kafka's
 // TransactionIndex) so read_committed consumers can drop their records.
 //
-// Durable state, written in the Pebble batch of the append that changes it:
+// Durable state, state keys of the partition written with the append that changes it (Pebble
+// keys shown):
 //
 //	'd' 'o' topicID partition pid            → first offset (8) epoch (2): an open transaction,
 //	                                           set with its first batch, deleted with its marker
@@ -256,30 +255,29 @@ func (p *Plane) appendMarker(t *topic, part *partition, pid int64, epoch int16, 
 	ps.lastAppend = max(ps.lastAppend, now)
 	base := part.next
 	batch := controlBatch(base, pid, epoch, coordEpoch, commit, now)
-	sealKey, sealVal := part.maybeRoll(lc, int64(len(batch)), now, 0, now)
+	w := &LogWrite{Part: PartitionID{t.id, part.index}, Epoch: part.epoch, Op: diskguard.TxnMarker}
+	if seal, ok := part.maybeRoll(lc, int64(len(batch)), now, 0, now); ok {
+		w.set(seal.Kind, seal.Key, seal.Value)
+	}
 	_, pa := part.begin(1)
 	if ot != nil {
 		ot.closing = true
 	}
 	part.mu.Unlock()
 
-	b := p.db.NewBatch()
-	_ = b.Set(logKey(t.id, part.index, base), batch, nil)
-	if sealKey != nil {
-		_ = b.Set(sealKey, sealVal, nil)
-	}
-	_ = b.Set(producerEpochKey(t.id, part.index, pid), encodeProducerEpoch(epoch, coordEpoch, kind, now), nil)
+	binary.BigEndian.PutUint32(batch[offLeaderEpoch:], uint32(w.Epoch))
+	w.addBatch(StoredBatch{Base: base, Last: base, MaxTimestamp: now, Data: batch})
+	w.set(stateMarker, pidStateKey(pid), encodeProducerEpoch(epoch, coordEpoch, kind, now))
 	for _, fb := range forgotten {
-		_ = b.Delete(producerBatchKey(t.id, part.index, pid, fb), nil)
+		w.set(stateProducer, producerStateKey(pid, fb), nil)
 	}
 	if ot != nil {
-		_ = b.Delete(openTxnKey(t.id, part.index, pid), nil)
+		w.set(stateOpenTxn, pidStateKey(pid), nil)
 		if !commit {
-			_ = b.Set(abortedTxnKey(t.id, part.index, base, pid), binary.BigEndian.AppendUint64(nil, uint64(ot.first)), nil)
+			w.set(stateAborted, abortedStateKey(base, pid), u64(ot.first))
 		}
 	}
-	err := p.commit(diskguard.TxnMarker, func() error { return b.Commit(pebble.Sync) })
-	_ = b.Close()
+	err := p.st.Write(w)()
 	var failed *diskguard.CommitError
 	stall := errors.As(err, &failed)
 
@@ -307,101 +305,6 @@ func (p *Plane) appendMarker(t *topic, part *partition, pid int64, epoch int16, 
 			p.log.Error("transaction marker commit", "topic", t.name, "partition", part.index, "err", err)
 		}
 		return kerr.KafkaStorageError
-	}
-	return nil
-}
-
-// loadTxnState rebuilds the transaction state of every partition from the 'd' 'o', 'd' 'a'
-// and 'd' 'e' keys (after the producers' batches are loaded); keys of deleted partitions and
-// aborted entries below the log start are dropped.
-func (p *Plane) loadTxnState() error {
-	var stale [][]byte
-	scan := func(kind byte, keyLen, valLen int, fn func(part *partition, k, v []byte) bool) error {
-		prefix := []byte{keyPrefix, kind}
-		it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
-		if err != nil {
-			return err
-		}
-		defer it.Close()
-		for ok := it.First(); ok; ok = it.Next() {
-			k, v := it.Key(), it.Value()
-			if len(k) != keyLen || len(v) != valLen {
-				stale = append(stale, append([]byte(nil), k...))
-				continue
-			}
-			id := [16]byte(k[2:18])
-			idx := int32(binary.BigEndian.Uint32(k[18:]))
-			_, parts := p.lookupID(id)
-			if idx < 0 || int(idx) >= len(parts) || !fn(parts[idx], k[22:], v) {
-				stale = append(stale, append([]byte(nil), k...))
-			}
-		}
-		return it.Error()
-	}
-	err := scan(kindOpenTxn, 2+16+4+8, 10, func(part *partition, k, v []byte) bool {
-		pid := int64(binary.BigEndian.Uint64(k))
-		first := int64(binary.BigEndian.Uint64(v))
-		part.openTxns[pid] = &openTxn{first: first, epoch: int16(binary.BigEndian.Uint16(v[8:]))}
-		return true
-	})
-	if err == nil {
-		err = scan(kindAbortedTxn, 2+16+4+16, 8, func(part *partition, k, v []byte) bool {
-			last := int64(binary.BigEndian.Uint64(k))
-			if last < part.logStart {
-				return false
-			}
-			part.aborted = append(part.aborted, abortedTxn{pid: int64(binary.BigEndian.Uint64(k[8:])),
-				first: int64(binary.BigEndian.Uint64(v)), last: last})
-			return true
-		})
-	}
-	nowMs := p.cfg.Now().UnixMilli()
-	expirationMs := p.producerIDExpiration().Milliseconds()
-	if err == nil {
-		err = scan(kindProducerEpoch, 2+16+4+8, 15, func(part *partition, k, v []byte) bool {
-			pid := int64(binary.BigEndian.Uint64(k))
-			epoch := int16(binary.BigEndian.Uint16(v))
-			ms := int64(binary.BigEndian.Uint64(v[7:]))
-			ps := part.producers[pid]
-			_, open := part.openTxns[pid]
-			if ps == nil && !open && nowMs-ms >= expirationMs {
-				return false // expired while the broker was down
-			}
-			if ps == nil {
-				ps = newProducerState(epoch)
-				part.producers[pid] = ps
-			}
-			if epoch > ps.epoch {
-				for _, b := range ps.batches {
-					stale = append(stale, producerBatchKey(part.topicID, part.index, pid, b.base))
-				}
-				ps.batches, ps.epoch = nil, epoch
-			}
-			ps.coordEpoch = int32(binary.BigEndian.Uint32(v[2:]))
-			ps.lastMarker, ps.lastMarkerEpoch = markerKind(v[6]), epoch
-			ps.lastAppend = max(ps.lastAppend, ms)
-			return true
-		})
-	}
-	if err != nil {
-		return fmt.Errorf("data: load transactions: %w", err)
-	}
-	for _, t := range p.sortedTopics() {
-		for _, part := range t.parts {
-			part.recomputeUnstable()
-			sort.Slice(part.aborted, func(i, j int) bool { return part.aborted[i].last < part.aborted[j].last })
-		}
-	}
-	if len(stale) > 0 {
-		b := p.db.NewBatch()
-		for _, k := range stale {
-			_ = b.Delete(k, nil)
-		}
-		err := p.commit(diskguard.Retention, func() error { return b.Commit(pebble.Sync) })
-		_ = b.Close()
-		if err != nil {
-			return fmt.Errorf("data: drop stale transaction state: %w", err)
-		}
 	}
 	return nil
 }
