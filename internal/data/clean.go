@@ -356,7 +356,12 @@ func (p *Plane) commitClean(j *cleanJob, w *LogWrite) error {
 			return err
 		}
 	}
-	return p.st.Write(w)() // the Pebble store compacts the log at once while space is short
+	err := p.st.Write(w)() // the Pebble store compacts the log at once while space is short
+	if err != nil && p.cluster() && !errors.Is(err, diskguard.ErrRefused) {
+		go p.writeFailed(j.part, j.epoch, err) // logMu is held
+		return fmt.Errorf("%w: %v", errCleaningAborted, err)
+	}
+	return err
 }
 
 // cleanBatch filters one stored batch (Kafka's LogCleaner.cleanInto with its RecordFilter and

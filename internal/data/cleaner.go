@@ -178,6 +178,10 @@ func (c *cleaner) grab(n int, all bool) ([]*cleanJob, int64) {
 // min.compaction.lag.ms.
 func planClean(t *topic, part *partition, lc *logConfig, nowMs int64) *cleanJob {
 	part.mu.Lock()
+	if !part.led {
+		part.mu.Unlock()
+		return &cleanJob{t: t, part: part, lc: lc} // nothing to clean here: another node leads it
+	}
 	j := &cleanJob{t: t, part: part, lc: lc, logStart: part.logStart, epoch: part.epoch,
 		segs: append([]segment(nil), part.segs...), producers: map[int64]int64{}}
 	// Cleaning stops at the last stable offset (Kafka's firstUncleanableDirtyOffset counts

@@ -33,8 +33,12 @@ type Config struct {
 	// through it. nil: every write is attempted (tests).
 	Guard *diskguard.Guard
 	// ProducerIDBlocks, when set, reserves n consecutive producer ids and returns the first
-	// (cluster mode: a counter every node shares); nil: blocks are reserved in the data dir.
+	// instead of the store (Catalog.ReserveProducerIDs).
 	ProducerIDBlocks func(n int64) (int64, error)
+	// Leaders, when set, is cluster mode: partitions are led by the nodes holding their leases
+	// (LeadPartition), the catalog is shared (SyncCatalog) and Metadata names each partition's
+	// leader from it. nil: this node leads every partition.
+	Leaders Leaders
 
 	// Values is the static broker configuration (file and overrides): the
 	// broker-wide defaults of topic configs (log.*, message.max.bytes), the

@@ -24,8 +24,10 @@ func (p *Plane) DescribeProducers(ctx context.Context, req *kmsg.DescribeProduce
 			sp.Partition = idx
 			if idx < 0 || int(idx) >= len(parts) {
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			} else if prods, led := parts[idx].activeProducers(); !led {
+				sp.ErrorCode = kerr.NotLeaderForPartition.Code
 			} else {
-				sp.ActiveProducers = parts[idx].activeProducers()
+				sp.ActiveProducers = prods
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
@@ -37,9 +39,12 @@ func (p *Plane) DescribeProducers(ctx context.Context, req *kmsg.DescribeProduce
 // ProducerInfo is one producer's state in a partition (DescribeProducers).
 type ProducerInfo = kmsg.DescribeProducersResponseTopicPartitionActiveProducer
 
-func (p *partition) activeProducers() []ProducerInfo {
+func (p *partition) activeProducers() ([]ProducerInfo, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if !p.led {
+		return nil, false
+	}
 	out := make([]ProducerInfo, 0, len(p.producers))
 	for pid, ps := range p.producers {
 		ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()
@@ -55,7 +60,7 @@ func (p *partition) activeProducers() []ProducerInfo {
 		out = append(out, ap)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ProducerID < out[j].ProducerID })
-	return out
+	return out, true
 }
 
 // PartitionTxnStats is a partition's transaction view for metrics: its high watermark, last
@@ -80,6 +85,10 @@ func (p *Plane) TxnStats() []PartitionTxnStats {
 		p.mu.RUnlock()
 		for _, part := range parts {
 			part.mu.Lock()
+			if !part.led {
+				part.mu.Unlock()
+				continue
+			}
 			out = append(out, PartitionTxnStats{Topic: t.name, Partition: part.index, HighWatermark: part.hw,
 				LastStable: part.lsoLocked(), OpenTxns: len(part.openTxns), OldestOpenTxn: part.firstUnstable,
 				AbortedIndexed: len(part.aborted)})

@@ -45,12 +45,7 @@ func (p *Plane) loadDynamicConfigs() error {
 		if m == nil {
 			continue
 		}
-		for k, val := range m { // a key this version no longer accepts is ignored, not fatal
-			if d, ok := config.Lookup(k); !ok || config.DynamicMode(k) == config.ReadOnly || d.KafkaCheck(val) != "" {
-				p.log.Warn("ignoring stored dynamic broker config", "key", k, "value", val)
-				delete(m, k)
-			}
-		}
+		m = p.validBrokerConfigs(m)
 		if res == "" {
 			p.dynDefault = m
 		} else {
@@ -59,6 +54,18 @@ func (p *Plane) loadDynamicConfigs() error {
 	}
 	p.eff.Store(config.Layers{Static: p.cfg.Values, DynamicDefault: p.dynDefault, DynamicBroker: p.dynBroker}.Effective())
 	return nil
+}
+
+// validBrokerConfigs drops (and logs) the stored dynamic broker configs this version does not
+// accept: a key it no longer knows is ignored, not fatal. nil stays nil.
+func (p *Plane) validBrokerConfigs(m map[string]string) map[string]string {
+	for k, val := range m {
+		if d, ok := config.Lookup(k); !ok || config.DynamicMode(k) == config.ReadOnly || d.KafkaCheck(val) != "" {
+			p.log.Warn("ignoring stored dynamic broker config", "key", k, "value", val)
+			delete(m, k)
+		}
+	}
+	return m
 }
 
 // setBrokerConfigs durably replaces the dynamic configs of BROKER resource res ("" = cluster
@@ -73,6 +80,15 @@ func (p *Plane) setBrokerConfigs(res string, m map[string]string) error {
 	} else {
 		p.dynBroker = m
 	}
+	p.applyBrokerConfigsLocked()
+	p.log.Info("dynamic broker configs changed", "resource", res, "configs", m)
+	return nil
+}
+
+// applyBrokerConfigsLocked installs the configuration in force after the dynamic configs
+// changed: every topic's log configuration is recomputed, the cleaner re-reads its settings
+// (dynMu held).
+func (p *Plane) applyBrokerConfigsLocked() {
 	eff := config.Layers{Static: p.cfg.Values, DynamicDefault: p.dynDefault, DynamicBroker: p.dynBroker}.Effective()
 	p.mu.Lock()
 	p.eff.Store(eff)
@@ -81,8 +97,6 @@ func (p *Plane) setBrokerConfigs(res string, m map[string]string) error {
 	}
 	p.mu.Unlock()
 	p.cleaner.poke()
-	p.log.Info("dynamic broker configs changed", "resource", res, "configs", m)
-	return nil
 }
 
 // producerIDExpiration is producer.id.expiration.ms in force.

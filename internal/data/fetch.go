@@ -97,8 +97,6 @@ func (p *Plane) fetchOnce(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) (tot
 				sp.ErrorCode = missing.Code
 			case rp.Partition < 0 || int(rp.Partition) >= len(parts):
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case req.Version >= 9 && rp.CurrentLeaderEpoch > 0:
-				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
 			}
 			if sp.ErrorCode != 0 {
 				hasErr = true
@@ -107,7 +105,13 @@ func (p *Plane) fetchOnce(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) (tot
 			}
 			part := parts[rp.Partition]
 			read = append(read, part)
-			logStart, hw, lso := part.stableOffsets()
+			logStart, hw, lso, epoch, led := part.leaderState()
+			if kerrCode := leaderCheck(led, epoch, rp.CurrentLeaderEpoch, req.Version >= 9); kerrCode != nil {
+				sp.ErrorCode = kerrCode.Code
+				hasErr = true
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, lso, logStart
 			if rp.FetchOffset < logStart || rp.FetchOffset > hw {
 				sp.ErrorCode = kerr.OffsetOutOfRange.Code

@@ -65,16 +65,21 @@ func (s *GroupConfigStore) load() error {
 		return err
 	}
 	for group, m := range all {
-		for k := range m {
-			if _, ok := config.LookupGroup(k); !ok {
-				delete(m, k)
-			}
-		}
-		if len(m) > 0 {
+		if m = validGroupConfigs(m); len(m) > 0 {
 			s.byGroup[group] = config.NewGroupConfig(m)
 		}
 	}
 	return nil
+}
+
+// validGroupConfigs drops the stored group configs this version does not know.
+func validGroupConfigs(m map[string]string) map[string]string {
+	for k := range m {
+		if _, ok := config.LookupGroup(k); !ok {
+			delete(m, k)
+		}
+	}
+	return m
 }
 
 // Delete removes group's configs durably (the coordinator calls it when the

@@ -119,14 +119,22 @@ func (p *Plane) metadataTopic(t *topic, parts []*partition) kmsg.MetadataRespons
 	st.TopicID = t.id
 	st.IsInternal = t.internal
 	st.Partitions = make([]kmsg.MetadataResponseTopicPartition, len(parts))
-	for i := range parts {
+	for i, part := range parts {
 		sp := kmsg.NewMetadataResponseTopicPartition()
 		sp.Partition = int32(i)
-		sp.Leader = p.cfg.NodeID
-		sp.LeaderEpoch = 0
-		sp.Replicas = []int32{p.cfg.NodeID}
-		sp.ISR = []int32{p.cfg.NodeID}
 		sp.OfflineReplicas = []int32{}
+		node, epoch, ok := p.leaderOf(t, part)
+		if !ok {
+			// No live node leads it now (its lease is being taken over): clients retry.
+			sp.ErrorCode = kerr.LeaderNotAvailable.Code
+			sp.Leader, sp.LeaderEpoch = -1, -1
+			sp.Replicas, sp.ISR = []int32{}, []int32{}
+			st.Partitions[i] = sp
+			continue
+		}
+		sp.Leader, sp.LeaderEpoch = node, epoch
+		sp.Replicas = []int32{node}
+		sp.ISR = []int32{node}
 		st.Partitions[i] = sp
 	}
 	return st

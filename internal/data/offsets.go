@@ -82,10 +82,14 @@ func (p *Plane) ListOffsets(ctx context.Context, req *kmsg.ListOffsetsRequest) *
 				sp.ErrorCode = kerr.UnsupportedVersion.Code
 			case t == nil || rp.Partition < 0 || int(rp.Partition) >= len(parts):
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case req.Version >= 4 && rp.CurrentLeaderEpoch > 0:
-				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
 			default:
-				off, ts, err := p.listOffset(t, parts[rp.Partition], rp.Timestamp, req.Version >= 2 && req.IsolationLevel == 1)
+				part := parts[rp.Partition]
+				_, _, _, epoch, led := part.leaderState()
+				if code := leaderCheck(led, epoch, rp.CurrentLeaderEpoch, req.Version >= 4); code != nil {
+					sp.ErrorCode = code.Code
+					break
+				}
+				off, ts, err := p.listOffset(t, part, rp.Timestamp, req.Version >= 2 && req.IsolationLevel == 1)
 				if err != nil {
 					p.log.Error("list offsets", "topic", t.name, "err", err)
 					sp.ErrorCode = kerr.KafkaStorageError.Code
@@ -93,7 +97,7 @@ func (p *Plane) ListOffsets(ctx context.Context, req *kmsg.ListOffsetsRequest) *
 				}
 				sp.Offset, sp.Timestamp = off, ts
 				if off >= 0 {
-					sp.LeaderEpoch = 0
+					sp.LeaderEpoch = epoch
 				}
 			}
 			st.Partitions = append(st.Partitions, sp)
@@ -203,11 +207,15 @@ func (p *Plane) OffsetForLeaderEpoch(ctx context.Context, req *kmsg.OffsetForLea
 			switch {
 			case rp.Partition < 0 || int(rp.Partition) >= len(parts):
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case req.Version >= 2 && rp.CurrentLeaderEpoch > 0:
-				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
-			case rp.LeaderEpoch <= 0:
-				_, hw := parts[rp.Partition].offsets()
-				sp.LeaderEpoch, sp.EndOffset = 0, hw
+			default:
+				_, hw, _, epoch, led := parts[rp.Partition].leaderState()
+				if code := leaderCheck(led, epoch, rp.CurrentLeaderEpoch, req.Version >= 2); code != nil {
+					sp.ErrorCode = code.Code
+				} else if rp.LeaderEpoch <= epoch {
+					// The log is never truncated (no acknowledged record is lost when the
+					// leader moves): every earlier epoch ends where the log ends.
+					sp.LeaderEpoch, sp.EndOffset = max(rp.LeaderEpoch, 0), hw
+				}
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
@@ -266,6 +274,9 @@ func (p *Plane) deleteRecords(t *topic, part *partition, offset int64) (int64, *
 	defer part.logMu.Unlock()
 	part.mu.Lock()
 	defer part.mu.Unlock()
+	if !part.led {
+		return -1, kerr.NotLeaderForPartition
+	}
 	if offset == -1 {
 		offset = part.hw
 	}
@@ -287,10 +298,11 @@ func (p *Plane) deleteRecords(t *topic, part *partition, offset int64) (int64, *
 		return -1, kerr.KafkaStorageError
 	}
 	if err := p.commitLogStart(t, part, cut, offset, diskguard.DeleteRecords); err != nil {
-		if !errors.Is(err, diskguard.ErrRefused) {
+		if !errors.Is(err, diskguard.ErrRefused) && !errors.Is(err, ErrFenced) {
 			p.log.Error("delete records", "topic", t.name, "err", err)
 		}
-		return -1, kerr.KafkaStorageError
+		go p.writeFailed(part, part.epoch, err) // part.mu is held
+		return -1, p.writeError(err)
 	}
 	return offset, nil
 }

@@ -14,6 +14,7 @@ type partition struct {
 	// epoch is its leader epoch (cluster mode: the epoch of the node's lease; one node: 0).
 	led       bool
 	epoch     int32
+	lease     *leadership      // cluster mode: the lease this node leads the partition under (nil: none)
 	next      int64            // log end offset including appends not yet durable
 	hw        int64            // high watermark: every offset below it is durable
 	logStart  int64            // log start offset (DeleteRecords advances it)

@@ -48,6 +48,7 @@ type Plane struct {
 	closeOnce     sync.Once
 	closing       chan struct{} // closed by Close: stops the background loops
 	retentionDone chan struct{} // closed when the retention loop returned
+	catalogDone   chan struct{} // closed when the catalog loop returned (cluster mode)
 
 	images imageCache // the coordinator's metadata.Image (image.go)
 
@@ -99,6 +100,10 @@ func OpenStore(st Store, cfg Config, log *slog.Logger) (*Plane, error) {
 	}
 	go p.retentionLoop()
 	go p.cleaner.run()
+	if w, ok := st.(CatalogWatcher); ok && p.cluster() {
+		p.catalogDone = make(chan struct{})
+		go p.catalogLoop(w.Changed())
+	}
 	return p, nil
 }
 
@@ -109,6 +114,9 @@ func (p *Plane) Close() error {
 	p.closeOnce.Do(func() { close(p.closing) })
 	<-p.retentionDone
 	<-p.cleaner.done
+	if p.catalogDone != nil {
+		<-p.catalogDone
+	}
 	return nil
 }
 
@@ -131,7 +139,9 @@ func (p *Plane) load() error {
 		t := newTopic(rec.Name, rec.ID, rec.Configs, p.effective())
 		for i := int32(0); i < rec.Partitions; i++ {
 			part := newPartition(t.id, i, nowMs)
-			if err := p.loadPartition(t, part); err != nil {
+			if p.cluster() {
+				part.led = false // loaded by its leader (LeadPartition)
+			} else if err := p.loadPartition(t, part); err != nil {
 				return err
 			}
 			t.parts = append(t.parts, part)

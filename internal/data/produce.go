@@ -143,6 +143,11 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 	}
 
 	part.mu.Lock()
+	if !part.led {
+		part.mu.Unlock()
+		sp.ErrorCode = kerr.NotLeaderForPartition.Code
+		return
+	}
 	opened := false
 	idempotent := h.ProducerID >= 0
 	var ps *producerState
@@ -166,7 +171,7 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 			if pending != nil {
 				<-pending.ch // answer only once the original is durable
 				if pending.failed {
-					sp.ErrorCode = kerr.KafkaStorageError.Code
+					sp.ErrorCode = p.writeError(nil).Code
 					return
 				}
 			}
@@ -230,14 +235,14 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 	// in Pebble's memtable until a restart; the high watermark stops before it
 	// so that no fetch serves what was never acknowledged (the store takes no
 	// more writes until a restart, which recovers exactly what is on disk).
-	var failed *diskguard.CommitError
-	stall := errors.As(err, &failed)
-	part.finish(pa, err != nil, stall)
+	// In cluster mode the partition loads again from the store instead.
+	part.finish(pa, err != nil, p.stalls(err))
 	if err != nil {
-		if !errors.Is(err, diskguard.ErrRefused) {
+		p.writeFailed(part, w.Epoch, err)
+		if !errors.Is(err, diskguard.ErrRefused) && !errors.Is(err, ErrFenced) {
 			p.log.Error("produce commit", "topic", t.name, "partition", part.index, "err", err)
 		}
-		sp.ErrorCode = kerr.KafkaStorageError.Code
+		sp.ErrorCode = p.writeError(err).Code
 		msg := err.Error()
 		sp.ErrorMessage = &msg
 		return

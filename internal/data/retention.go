@@ -84,7 +84,10 @@ func (p *Plane) retainPartition(t *topic, part *partition, r retentionLimits, no
 	// Retention stops at the last stable offset: the batches of an open transaction stay
 	// until it is decided. Plan without the partition lock: batches below it do not change
 	// (only DeleteRecords and this loop remove batches, re-checked below).
-	_, _, hw := part.stableOffsets()
+	_, _, hw, _, led := part.leaderState()
+	if !led {
+		return 0, nil
+	}
 	var sizes []int
 	var ends []int64 // one past each batch's last offset
 	var expired int  // leading batches past retention.ms
@@ -145,10 +148,11 @@ func (p *Plane) advanceLogStart(t *topic, part *partition, newStart int64) (move
 	defer part.logMu.Unlock()
 	part.mu.Lock()
 	defer part.mu.Unlock()
-	if newStart <= part.logStart || newStart > part.hw {
+	if !part.led || newStart <= part.logStart || newStart > part.hw {
 		return false, nil
 	}
 	if err := p.commitLogStart(t, part, newStart, newStart, diskguard.Retention); err != nil {
+		go p.writeFailed(part, part.epoch, err) // part.mu is held
 		return false, err
 	}
 	return true, nil

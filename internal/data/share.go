@@ -19,6 +19,9 @@ func (p *Plane) partByID(id [16]byte, index int32) (*topic, *partition, error) {
 	if index < 0 || int(index) >= len(parts) {
 		return nil, nil, kerr.UnknownTopicOrPartition
 	}
+	if _, _, _, _, led := parts[index].leaderState(); !led {
+		return nil, nil, kerr.NotLeaderForPartition
+	}
 	return t, parts[index], nil
 }
 

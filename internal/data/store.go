@@ -167,6 +167,10 @@ type LogStore interface {
 	// State calls fn with every state key of kind of part, in key order (the key within the
 	// partition and kind, and its value, valid during the call).
 	State(part PartitionID, kind byte, fn func(key, value []byte) error) error
+	// Lead tells the store that this node leads part from now on, whose log ends at end (a
+	// store that keeps the log's tail in memory starts it there); Unlead that it stopped.
+	Lead(part PartitionID, end int64)
+	Unlead(part PartitionID)
 }
 
 // writeDone is the wait of a write that is already durable.

@@ -186,6 +186,12 @@ func (s *pebbleStore) State(part PartitionID, kind byte, fn func(key, value []by
 	return it.Error()
 }
 
+// Lead implements LogStore (nothing to do: Pebble caches what is read).
+func (s *pebbleStore) Lead(PartitionID, int64) {}
+
+// Unlead implements LogStore.
+func (s *pebbleStore) Unlead(PartitionID) {}
+
 // topicRecord is the stored form of a topic under 'd' 't' name.
 type topicRecord struct {
 	ID         string            `json:"id"` // 32 hex digits

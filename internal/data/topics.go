@@ -149,10 +149,16 @@ func (p *Plane) createTopic(spec createSpec, validateOnly bool) (*topic, *apiErr
 		return t, nil
 	}
 	if err := p.st.CreateTopic(TopicRecord{ID: t.id, Name: t.name, Partitions: spec.partitions, Configs: t.configs}); err != nil {
-		p.adminMu.Unlock()
 		if errors.Is(err, ErrTopicExists) {
+			// Created meanwhile by another node: learn it now (an auto-creation then uses it).
+			if serr := p.syncTopicsLocked(); serr != nil {
+				p.log.Warn("data: reading the shared catalog failed", "err", serr)
+			}
+			p.adminMu.Unlock()
+			p.deliver()
 			return nil, errf(kerr.TopicAlreadyExists, "topic %q already exists", spec.name)
 		}
+		p.adminMu.Unlock()
 		if !errors.Is(err, diskguard.ErrRefused) {
 			p.log.Error("create topic", "topic", t.name, "err", err)
 		}
@@ -160,7 +166,7 @@ func (p *Plane) createTopic(spec createSpec, validateOnly bool) (*topic, *apiErr
 	}
 	// A fresh topic ID has no stored keys, so the partitions start empty.
 	for i := int32(0); i < spec.partitions; i++ {
-		t.parts = append(t.parts, newPartition(t.id, i, p.cfg.Now().UnixMilli()))
+		t.parts = append(t.parts, p.newPart(t.id, i))
 	}
 	p.mu.Lock()
 	t.lc.Store(newLogConfig(p.effective(), t.configs)) // the broker configs in force now
@@ -247,9 +253,7 @@ func (p *Plane) deleteTopic(t *topic) *apiError {
 	t.deleted = true
 	err := p.st.DeleteTopic(TopicRecord{ID: t.id, Name: t.name, Partitions: int32(len(parts))})
 	t.life.Unlock()
-	for _, part := range parts {
-		part.wake() // long-polling fetches notice the deletion
-	}
+	p.endLeaderships(parts) // long-polling fetches notice the deletion
 	if err != nil {
 		// The topic is gone from memory; its keys may reappear on restart.
 		p.log.Error("delete topic", "topic", t.name, "err", err)
@@ -299,7 +303,7 @@ func (p *Plane) growTopicLocked(t *topic, count int32, validateOnly bool) *apiEr
 	p.mu.Lock()
 	parts := append([]*partition(nil), t.parts...)
 	for i := cur; i < count; i++ {
-		parts = append(parts, newPartition(t.id, i, p.cfg.Now().UnixMilli()))
+		parts = append(parts, p.newPart(t.id, i))
 	}
 	t.parts = parts
 	info := p.infoLocked(t)

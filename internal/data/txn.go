@@ -221,6 +221,10 @@ func (p *Plane) appendMarker(t *topic, part *partition, pid int64, epoch int16, 
 	lc := t.logConfig()
 
 	part.mu.Lock()
+	if !part.led {
+		part.mu.Unlock()
+		return kerr.NotLeaderForPartition
+	}
 	ps := part.producers[pid]
 	switch {
 	case ps != nil && epoch < ps.epoch:
@@ -278,8 +282,7 @@ func (p *Plane) appendMarker(t *topic, part *partition, pid int64, epoch int16, 
 		}
 	}
 	err := p.st.Write(w)()
-	var failed *diskguard.CommitError
-	stall := errors.As(err, &failed)
+	stall := p.stalls(err)
 
 	part.mu.Lock()
 	if ot != nil {
@@ -301,10 +304,11 @@ func (p *Plane) appendMarker(t *topic, part *partition, pid int64, epoch int16, 
 	part.mu.Unlock()
 	part.finish(pa, err != nil, stall) // the high watermark passes the marker: long polls wake
 	if err != nil {
-		if !errors.Is(err, diskguard.ErrRefused) {
+		p.writeFailed(part, w.Epoch, err)
+		if !errors.Is(err, diskguard.ErrRefused) && !errors.Is(err, ErrFenced) {
 			p.log.Error("transaction marker commit", "topic", t.name, "partition", part.index, "err", err)
 		}
-		return kerr.KafkaStorageError
+		return p.writeError(err)
 	}
 	return nil
 }
