@@ -172,13 +172,14 @@ func (p *Plane) lead(t *topic, part *partition, epoch int32) error {
 		return err
 	}
 	p.st.Lead(PartitionID{t.id, part.index}, fresh.next)
+	logStart, end, producers := fresh.logStart, fresh.next, len(fresh.producers)
 	part.mu.Lock()
 	part.adopt(fresh)
 	part.led, part.epoch = true, epoch
 	part.wakeLocked()
 	part.mu.Unlock()
 	p.log.Info("data: leading partition", "topic", t.name, "partition", part.index, "epoch", epoch,
-		"log_start", fresh.logStart, "log_end", fresh.next, "producers", len(fresh.producers))
+		"log_start", logStart, "log_end", end, "producers", producers)
 	return nil
 }
 

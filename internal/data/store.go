@@ -72,6 +72,17 @@ type StoredBatch struct {
 	LogAppendTime int64
 }
 
+// Stored returns the bytes the store keeps for sb written under epoch: Data itself, or a
+// stamped copy when Stamp is set.
+func (sb *StoredBatch) Stored(epoch int32) []byte {
+	if !sb.Stamp {
+		return sb.Data
+	}
+	out := append([]byte(nil), sb.Data...)
+	sb.stamped(out, epoch)
+	return out
+}
+
 // stamped writes sb's base offset, epoch and LogAppendTime into dst, a copy of sb.Data.
 func (sb *StoredBatch) stamped(dst []byte, epoch int32) {
 	binary.BigEndian.PutUint64(dst[offBaseOffset:], uint64(sb.Base))

@@ -110,6 +110,24 @@ CREATE TABLE muster_producers (
 	PRIMARY KEY (topic_id, partition, producer_id, base)
 );
 `,
+	// 3: the data plane wired: each partition's state (log start, producers, segments, the
+	// cleaner's checkpoint, transactions) as state keys of the partition, dynamic broker configs.
+	`
+DROP TABLE muster_producers;
+DROP TABLE muster_partitions;
+CREATE TABLE muster_partition_state (
+	topic_id  bytea NOT NULL,
+	partition integer NOT NULL,
+	kind      smallint NOT NULL,
+	k         bytea NOT NULL,
+	v         bytea NOT NULL,
+	PRIMARY KEY (topic_id, partition, kind, k)
+);
+CREATE TABLE muster_broker_configs (
+	resource text PRIMARY KEY,
+	configs  text NOT NULL
+);
+`,
 }
 
 // SchemaVersion is the schema version this muster creates and understands.
