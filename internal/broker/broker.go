@@ -158,7 +158,7 @@ func Start(opts Options) (*Broker, error) {
 		sum := sha256.Sum256([]byte(filepath.Clean(opts.DataDir)))
 		clusterID = base64.RawURLEncoding.EncodeToString(sum[:16])
 	}
-	plane, err := data.Open(db, data.Config{
+	dcfg := data.Config{
 		NodeID: v.NodeID(), AdvertisedHost: host, AdvertisedPort: port, Rack: v.String("broker.rack"),
 		ClusterID: clusterID, NumPartitions: int32(v.Int("num.partitions")),
 		DefaultReplicationFactor: int16(v.Int("default.replication.factor")),
@@ -166,8 +166,16 @@ func Start(opts Options) (*Broker, error) {
 		RetentionCheckInterval: v.Ms("log.retention.check.interval.ms"),
 		Values:                 v,
 		Guard:                  b.guard,
-		ProducerIDBlocks:       b.clusterProducerIDs(),
-	}, opts.Log)
+	}
+	var plane *data.Plane
+	if b.cl != nil {
+		// Cluster mode: topics and partition logs in the shared database, each partition led
+		// by the node holding its lease (cluster.go).
+		dcfg.Guard, dcfg.Leaders = nil, clusterLeaders{b}
+		plane, err = data.OpenStore(b.cl.data, dcfg, opts.Log)
+	} else {
+		plane, err = data.Open(db, dcfg, opts.Log)
+	}
 	if err != nil {
 		return fail(fmt.Errorf("loading partitions from %s: %w", opts.DataDir, err))
 	}
@@ -384,6 +392,9 @@ func (b *Broker) Close() error {
 		b.closeTransactions()
 		if b.rt != nil {
 			b.rt.Close()
+		}
+		if b.plane != nil && b.cl != nil {
+			b.plane.Close() // before the cluster store it writes to
 		}
 		b.closeCluster()
 		b.closeTopologyDescriptionPlugin()

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,7 +18,10 @@ import (
 	"github.com/muster-io/muster/internal/cluster"
 	"github.com/muster-io/muster/internal/config"
 	"github.com/muster-io/muster/internal/coordinator/api"
+	"github.com/muster-io/muster/internal/data"
+	"github.com/muster-io/muster/internal/data/pgstore"
 	"github.com/muster-io/muster/internal/server"
+	"github.com/muster-io/muster/internal/store"
 	"github.com/muster-io/muster/internal/store/postgres"
 )
 
@@ -30,6 +34,9 @@ import (
 // groupKind is the lease kind of the group coordinator's shards.
 const groupKind = "group"
 
+// partitionKindPrefix starts the lease kinds of topics' partitions (postgres.PartitionLeaseKind).
+const partitionKindPrefix = "partition:"
+
 // clusterNode is this node's part in a cluster.
 type clusterNode struct {
 	db     *postgres.DB
@@ -38,6 +45,11 @@ type clusterNode struct {
 	prev   int64
 	ttl    time.Duration
 	groups *postgres.Coordinator
+	// data is the data plane's store: topics and partition logs.
+	data *pgstore.Store
+	// partKinds are the lease kinds of the topics' partitions, by topic id (partitionKinds).
+	partMu    sync.Mutex
+	partKinds map[[16]byte]cluster.Kind
 	// kinds are the other coordinators whose shards are leased (the transaction coordinator:
 	// clusterCoordinator, before startCluster).
 	kinds   []cluster.Kind
@@ -83,6 +95,8 @@ func (b *Broker) openCluster(v *config.Values) error {
 		db.Close()
 		return err
 	}
+	c.data = pgstore.Open(db, pgstore.Options{Log: b.log})
+	c.partKinds = map[[16]byte]cluster.Kind{}
 	b.cl = c
 	return nil
 }
@@ -112,13 +126,13 @@ func (b *Broker) startCluster(v *config.Values) error {
 	defer cancel()
 	kinds := append([]cluster.Kind{{Store: c.groups, Host: b.rt}}, c.kinds...)
 	mgr, err := cluster.Start(ctx, c.db, cluster.Config{Node: c.node, PrevIncarnation: c.prev, TTL: c.ttl, Log: b.log,
-		Hooks: c.metrics.hooks()}, kinds...)
+		Hooks: c.metrics.hooks(), Dynamic: b.partitionKinds}, kinds...)
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
 	c.mgr = mgr
+	b.plane.Subscribe(func(data.TopicChange) { mgr.Poke() }) // new partitions are leased at once
 	b.svc.Directory = clusterDirectory{b}
-	b.log.Warn("cluster mode shares the group coordinator, ACLs, SCRAM credentials and KIP-1331 topology descriptions; topics and their records are still kept by each node in its own data dir (docs/cluster.md)")
 	sctx, stop := context.WithCancel(context.Background())
 	c.stop, c.stopped = stop, make(chan struct{})
 	go b.reloadSecurity(sctx)
@@ -186,19 +200,6 @@ func (b *Broker) clusterOwner(kind string, shard int32) (api.Endpoint, bool) {
 	return api.Endpoint{NodeID: n.ID, Host: e.Host, Port: e.Port}, true
 }
 
-// clusterProducerIDs reserves producer id blocks from the cluster's shared counter, so no two
-// nodes hand out the same id; nil on the embedded store.
-func (b *Broker) clusterProducerIDs() func(n int64) (int64, error) {
-	if b.cl == nil {
-		return nil
-	}
-	return func(n int64) (int64, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		return b.cl.db.AllocateProducerIDs(ctx, n)
-	}
-}
-
 // drainCluster hands every shard over before the node stops (SIGTERM).
 func (b *Broker) drainCluster() {
 	if b.cl == nil || b.cl.mgr == nil {
@@ -221,7 +222,69 @@ func (b *Broker) closeCluster() {
 	if b.cl.mgr != nil {
 		b.cl.mgr.Close()
 	}
+	b.cl.data.Close()
 	b.cl.db.Close()
+}
+
+// partitionKinds lists one lease kind per topic, a shard per partition, served by the data
+// plane (the lease manager's dynamic kinds).
+func (b *Broker) partitionKinds() []cluster.Kind {
+	c := b.cl
+	topics := b.plane.Topics()
+	c.partMu.Lock()
+	defer c.partMu.Unlock()
+	seen := make(map[[16]byte]bool, len(topics))
+	out := make([]cluster.Kind, 0, len(topics))
+	for _, t := range topics {
+		seen[t.ID] = true
+		k, ok := c.partKinds[t.ID]
+		if !ok || k.Store.Config().Shards != t.Partitions {
+			k = cluster.Kind{Store: c.db.Leases(postgres.PartitionLeaseKind(t.ID), t.Partitions, c.me),
+				Host: partitionHost{p: b.plane, topic: t.ID}}
+			c.partKinds[t.ID] = k
+		}
+		out = append(out, k)
+	}
+	for id := range c.partKinds {
+		if !seen[id] {
+			delete(c.partKinds, id)
+		}
+	}
+	return out
+}
+
+// partitionHost serves the partitions of one topic whose leases this node holds: the data plane
+// leads them under the lease's epoch.
+type partitionHost struct {
+	p     *data.Plane
+	topic [16]byte
+}
+
+func (h partitionHost) Serve(l store.Shard) {
+	h.p.LeadPartition(h.topic, l.ID(), int32(l.Epoch()), l.Lost())
+}
+
+func (h partitionHost) Unserve(ctx context.Context, shard int32) error {
+	return h.p.UnleadPartition(ctx, h.topic, shard)
+}
+
+func (h partitionHost) Active(shard int32) bool { return h.p.Leading(h.topic, shard) }
+
+// clusterLeaders is the lease manager's view of partition leadership, for the data plane.
+type clusterLeaders struct{ b *Broker }
+
+func (l clusterLeaders) Leader(topic [16]byte, index int32) (int32, int32, bool) {
+	if l.b.cl == nil || l.b.cl.mgr == nil {
+		return -1, -1, false
+	}
+	node, epoch, ok := l.b.cl.mgr.Lease(postgres.PartitionLeaseKind(topic), index)
+	return node, int32(epoch), ok
+}
+
+func (l clusterLeaders) Fenced(topic [16]byte, index int32, epoch int32) {
+	if l.b.cl != nil && l.b.cl.mgr != nil {
+		l.b.cl.mgr.Fenced(postgres.PartitionLeaseKind(topic), index, int64(epoch))
+	}
 }
 
 // clusterDirectory answers FindCoordinator for shards served by other nodes.
@@ -306,8 +369,13 @@ func (b *Broker) clusterReadiness() (bool, string) {
 	}
 	msg := fmt.Sprintf("cluster node %d holds %d of %d group coordinator shard leases", b.cl.me.ID, held, b.rt.Shards())
 	if b.txnRT != nil {
-		msg += fmt.Sprintf(" and %d of %d transaction coordinator shard leases", b.cl.mgr.HeldCount("txn"), b.txnRT.Shards())
+		msg += fmt.Sprintf(", %d of %d transaction coordinator shard leases", b.cl.mgr.HeldCount("txn"), b.txnRT.Shards())
 	}
+	parts := 0
+	for _, t := range b.plane.Topics() {
+		parts += int(t.Partitions)
+	}
+	msg += fmt.Sprintf(" and leads %d of %d partitions", b.cl.mgr.HeldCountPrefix(partitionKindPrefix), parts)
 	return true, msg
 }
 

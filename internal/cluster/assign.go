@@ -16,7 +16,7 @@ type Assignment map[int32]int32
 // holder is within its share (few moves when nodes come and go); the others go, in shard order,
 // to the first node with room in the shard's own ranking (rendezvous hashing), so where a shard
 // lands does not depend on which other shards moved.
-func assign(v *postgres.View, kind string, shards int32) Assignment {
+func assign(v *postgres.View, leases []postgres.Lease, kind string, shards int32) Assignment {
 	var nodes []int32
 	for _, n := range v.Nodes {
 		if n.Live && !n.Draining {
@@ -35,7 +35,7 @@ func assign(v *postgres.View, kind string, shards int32) Assignment {
 		eligible[id] = true
 	}
 	holder := map[int32]int32{}
-	for _, l := range v.Leases {
+	for _, l := range leases {
 		if l.Kind == kind && v.Held(l) && eligible[l.Owner] {
 			holder[l.Shard] = l.Owner
 		}

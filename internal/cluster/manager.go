@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,6 +53,9 @@ type Config struct {
 	TTL             time.Duration
 	Log             *slog.Logger
 	Hooks           Hooks
+	// Dynamic, when set, lists the lease kinds that come and go (the data plane's topics, one
+	// kind per topic, one shard per partition); it is called at every round.
+	Dynamic func() []Kind
 }
 
 type leaseKey struct {
@@ -74,6 +78,8 @@ type Manager struct {
 
 	mu       sync.Mutex
 	view     *postgres.View
+	leases   map[leaseKey]postgres.Lease // the view's leases by kind and shard
+	dynamic  map[string]Kind             // the dynamic kinds of the last round
 	held     map[leaseKey]*postgres.Shard
 	valid    time.Time // local monotonic deadline of the node's registration
 	balanced bool      // at least one balancing round finished
@@ -98,7 +104,7 @@ func Start(ctx context.Context, db *postgres.DB, cfg Config, kinds ...Kind) (*Ma
 	}
 	m := &Manager{db: db, cfg: cfg, me: postgres.Me{ID: cfg.Node.ID, Incarnation: cfg.Node.Incarnation},
 		kinds: map[string]Kind{}, log: cfg.Log, wake: make(chan struct{}, 1), done: make(chan struct{}),
-		held: map[leaseKey]*postgres.Shard{}}
+		held: map[leaseKey]*postgres.Shard{}, dynamic: map[string]Kind{}}
 	for _, k := range kinds {
 		name := k.Store.Kind()
 		m.kinds[name] = k
@@ -135,6 +141,9 @@ func Start(ctx context.Context, db *postgres.DB, cfg Config, kinds ...Kind) (*Ma
 
 // Me identifies this node's run.
 func (m *Manager) Me() postgres.Me { return m.me }
+
+// Poke makes the manager run a round now (the lease kinds changed).
+func (m *Manager) Poke() { m.poke() }
 
 func (m *Manager) poke() {
 	select {
@@ -195,6 +204,18 @@ func (m *Manager) loseAll(reason string) {
 	}
 }
 
+// Fenced tells the manager that a write of a held lease was refused (another node holds it
+// now): the lease is dropped and marked lost.
+func (m *Manager) Fenced(kind string, shard int32, epoch int64) {
+	m.mu.Lock()
+	l, ok := m.held[leaseKey{kind, shard}]
+	m.mu.Unlock()
+	if ok && l.Epoch() == epoch {
+		l.MarkLost()
+	}
+	m.fenced(kind, shard, epoch)
+}
+
 // fenced is told by the store that an Append or Load of a held lease was refused.
 func (m *Manager) fenced(kind string, shard int32, epoch int64) {
 	m.mu.Lock()
@@ -202,6 +223,8 @@ func (m *Manager) fenced(kind string, shard int32, epoch int64) {
 	l, ok := m.held[k]
 	if ok && l.Epoch() == epoch {
 		delete(m.held, k)
+	} else {
+		ok = false
 	}
 	m.mu.Unlock()
 	if ok {
@@ -253,12 +276,17 @@ func (m *Manager) round(ctx context.Context) {
 		return
 	}
 	m.renewed(start)
+	kinds := m.roundKinds()
 	m.mu.Lock()
 	m.view = v
+	m.leases = make(map[leaseKey]postgres.Lease, len(v.Leases))
+	for _, l := range v.Leases {
+		m.leases[leaseKey{l.Kind, l.Shard}] = l
+	}
 	draining := m.draining
 	var gone []*postgres.Shard
 	for k, l := range m.held {
-		cur, ok := findLease(v, k)
+		cur, ok := m.leases[k]
 		if !ok || cur.Epoch != l.Epoch() || cur.Owner != m.me.ID || cur.OwnerInc != m.me.Incarnation {
 			gone = append(gone, l)
 			delete(m.held, k)
@@ -275,9 +303,13 @@ func (m *Manager) round(ctx context.Context) {
 	if draining {
 		return
 	}
-	for _, name := range m.order {
-		k := m.kinds[name]
-		want := assign(v, name, k.Store.Config().Shards)
+	byKind := map[string][]postgres.Lease{}
+	for _, l := range v.Leases {
+		byKind[l.Kind] = append(byKind[l.Kind], l)
+	}
+	for _, name := range kinds {
+		k := m.kindOf(name)
+		want := assign(v, byKind[name], name, k.Store.Config().Shards)
 		for sh := int32(0); sh < k.Store.Config().Shards; sh++ {
 			key := leaseKey{name, sh}
 			m.mu.Lock()
@@ -288,7 +320,7 @@ func (m *Manager) round(ctx context.Context) {
 			case mine && assigned && owner != m.me.ID:
 				m.handOver(ctx, name, k, l, owner)
 			case !mine && assigned && owner == m.me.ID:
-				m.tryAcquire(ctx, v, name, k, sh)
+				m.tryAcquire(ctx, name, k, sh)
 			}
 		}
 	}
@@ -297,18 +329,60 @@ func (m *Manager) round(ctx context.Context) {
 	m.mu.Unlock()
 }
 
-func findLease(v *postgres.View, k leaseKey) (postgres.Lease, bool) {
-	for _, l := range v.Leases {
-		if l.Kind == k.kind && l.Shard == k.shard {
-			return l, true
+// roundKinds refreshes the dynamic kinds and returns every kind's name, static ones first.
+// Leases held of a dynamic kind that is gone (a deleted topic) are marked lost.
+func (m *Manager) roundKinds() []string {
+	names := append([]string(nil), m.order...)
+	if m.cfg.Dynamic == nil {
+		return names
+	}
+	dyn := map[string]Kind{}
+	for _, k := range m.cfg.Dynamic() {
+		name := k.Store.Kind()
+		if _, static := m.kinds[name]; static {
+			continue
+		}
+		dyn[name] = k
+		names = append(names, name)
+	}
+	m.mu.Lock()
+	for name, k := range dyn {
+		if _, ok := m.dynamic[name]; !ok {
+			k.Store.OnFenced(func(shard int32, epoch int64) { m.fenced(name, shard, epoch) })
 		}
 	}
-	return postgres.Lease{}, false
+	m.dynamic = dyn
+	var gone []*postgres.Shard
+	for key, l := range m.held {
+		_, static := m.kinds[key.kind]
+		if _, ok := dyn[key.kind]; !ok && !static {
+			gone = append(gone, l)
+			delete(m.held, key)
+		}
+	}
+	m.mu.Unlock()
+	for _, l := range gone {
+		l.MarkLost()
+	}
+	return names
+}
+
+// kindOf returns the kind called name (static or dynamic).
+func (m *Manager) kindOf(name string) Kind {
+	if k, ok := m.kinds[name]; ok {
+		return k
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.dynamic[name]
 }
 
 // tryAcquire takes a shard assigned here when no live node holds it.
-func (m *Manager) tryAcquire(ctx context.Context, v *postgres.View, name string, k Kind, sh int32) {
-	cur, ok := findLease(v, leaseKey{name, sh})
+func (m *Manager) tryAcquire(ctx context.Context, name string, k Kind, sh int32) {
+	m.mu.Lock()
+	v := m.view
+	cur, ok := m.leases[leaseKey{name, sh}]
+	m.mu.Unlock()
 	if ok && v.Held(cur) && !(cur.Owner == m.me.ID && cur.OwnerInc == m.me.Incarnation) {
 		return // its holder hands it over when it sees the same assignment
 	}
@@ -389,7 +463,7 @@ func (m *Manager) Drain(ctx context.Context) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m.release(ctx, k.kind, m.kinds[k.kind], l)
+			m.release(ctx, k.kind, m.kindOf(k.kind), l)
 		}()
 	}
 	wg.Wait()
@@ -425,7 +499,11 @@ func (m *Manager) Ready() bool {
 		return false
 	}
 	for k := range m.held {
-		if !m.kinds[k.kind].Host.Active(k.shard) {
+		kind, ok := m.kinds[k.kind]
+		if !ok {
+			kind, ok = m.dynamic[k.kind]
+		}
+		if ok && !kind.Host.Active(k.shard) {
 			return false
 		}
 	}
@@ -443,11 +521,29 @@ func (m *Manager) Owner(kind string, shard int32) (postgres.Node, bool) {
 	if m.view == nil {
 		return postgres.Node{}, false
 	}
-	l, ok := findLease(m.view, leaseKey{kind, shard})
+	l, ok := m.leases[leaseKey{kind, shard}]
 	if !ok || !m.view.Held(l) || l.Owner == m.me.ID {
 		return postgres.Node{}, false
 	}
 	return m.view.Node(l.Owner)
+}
+
+// Lease returns the node holding the lease of shard of kind and its epoch: this node when it
+// holds it, else the live holder in the newest view. ok is false when no live node holds it.
+func (m *Manager) Lease(kind string, shard int32) (node int32, epoch int64, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l, held := m.held[leaseKey{kind, shard}]; held {
+		return m.me.ID, l.Epoch(), true
+	}
+	if m.view == nil {
+		return -1, -1, false
+	}
+	l, ok := m.leases[leaseKey{kind, shard}]
+	if !ok || !m.view.Held(l) || l.Owner == m.me.ID {
+		return -1, -1, false
+	}
+	return l.Owner, l.Epoch, true
 }
 
 func (m *Manager) selfLocked() postgres.Node {
@@ -456,7 +552,8 @@ func (m *Manager) selfLocked() postgres.Node {
 	return n
 }
 
-// Nodes returns the live nodes of the newest view (this node always among them).
+// Nodes returns the live nodes of the newest view that are not draining (this node always
+// among them): a node handing its leases over on its way out is no longer offered to clients.
 func (m *Manager) Nodes() []postgres.Node {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -465,7 +562,7 @@ func (m *Manager) Nodes() []postgres.Node {
 		return out
 	}
 	for _, n := range m.view.Nodes {
-		if n.Live && n.ID != m.me.ID {
+		if n.Live && !n.Draining && n.ID != m.me.ID {
 			out = append(out, n)
 		}
 	}
@@ -483,6 +580,19 @@ func (m *Manager) Node(id int32) (postgres.Node, bool) {
 		return postgres.Node{}, false
 	}
 	return m.view.Node(id)
+}
+
+// HeldCountPrefix is the number of leases this node holds of the kinds starting with prefix.
+func (m *Manager) HeldCountPrefix(prefix string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for k := range m.held {
+		if strings.HasPrefix(k.kind, prefix) {
+			n++
+		}
+	}
+	return n
 }
 
 // HeldCount is the number of leases of kind this node holds.

@@ -21,8 +21,8 @@ import (
 	"github.com/muster-io/muster/internal/testutil"
 )
 
-// startNodes starts n in-process brokers of one cluster on url with topic "t" (4 partitions)
-// on each node's data plane.
+// startNodes starts n in-process brokers of one cluster on url with topic "t" (4 partitions),
+// which every node sees.
 func startNodes(t *testing.T, url string, n int, extra ...string) []*testutil.Broker {
 	t.Helper()
 	var out []*testutil.Broker
@@ -30,9 +30,17 @@ func startNodes(t *testing.T, url string, n int, extra ...string) []*testutil.Br
 		b := testutil.Start(t, append([]string{"cluster.store.url=" + url, fmt.Sprintf("node.id=%d", i), "cluster.lease.ttl.ms=2000"}, extra...)...)
 		out = append(out, b)
 	}
+	if _, err := out[0].Plane().CreateTopic("t", 4, nil); err != nil { // shared by every node
+		t.Fatal(err)
+	}
 	for _, b := range out {
-		if _, err := b.Plane().CreateTopic("t", 4, nil); err != nil {
-			t.Fatal(err)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			if _, ok := b.Plane().Topic("t"); ok {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("a node never learned topic t")
+			}
 		}
 	}
 	return out

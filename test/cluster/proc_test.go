@@ -190,8 +190,7 @@ func (n *node) raw(req kmsg.Request) (kmsg.Response, error) {
 	return c.Do(req)
 }
 
-// createTopic creates topic on the node's own data plane (per node until the data plane moves
-// to the shared store).
+// createTopic creates topic in the cluster through node n (TOPIC_ALREADY_EXISTS is fine).
 func (n *node) createTopic(topic string, partitions int32) {
 	n.t.Helper()
 	req := kmsg.NewPtrCreateTopicsRequest()

@@ -334,3 +334,10 @@ func (s *Shard) Append(ctx context.Context, recs []store.Record) error {
 }
 
 var _ store.BorrowingLoader = (*Shard)(nil)
+
+// Leases returns the leases of kind, shards 0..shards-1, for a kind that keeps no records of
+// its own (a topic's partitions, whose logs the data plane writes under the lease's epoch);
+// their rows are created with the topic.
+func (db *DB) Leases(kind string, shards int32, me Me) *Coordinator {
+	return &Coordinator{db: db, kind: kind, me: me, shards: shards}
+}
