@@ -57,10 +57,12 @@ type Broker struct {
 	httpSrv *http.Server
 	reg     *prometheus.Registry
 	metrics *runtimeMetrics
-	td      *api.TopologyDescriptions // KIP-1331; nil = no plugin
-	walFS   *store.SyncCountingFS     // counts WAL fsyncs (muster_store_wal_syncs_total)
-	wg      sync.WaitGroup
-	closeMu sync.Once
+	// reqMetrics are Kafka's RequestMetrics; nil without an HTTP listener (nothing to serve them).
+	reqMetrics *requestMetrics
+	td         *api.TopologyDescriptions // KIP-1331; nil = no plugin
+	walFS      *store.SyncCountingFS     // counts WAL fsyncs (muster_store_wal_syncs_total)
+	wg         sync.WaitGroup
+	closeMu    sync.Once
 }
 
 // Start opens the data dir, loads the coordinator shards in the background and starts serving.
@@ -148,11 +150,16 @@ func Start(opts Options) (*Broker, error) {
 		b.td.StartCleanup(b.svc, ccfg.Offsets.RetentionCheck)
 	}
 
-	b.srv = server.New(server.Options{
+	sopts := server.Options{
 		MaxRequestBytes:  int32(v.Int("socket.request.max.bytes")),
 		MaxConnections:   int(v.Int("muster.max.connections")),
 		MaxInflightBytes: v.Int("muster.connection.max.inflight.bytes"),
-	}, opts.Log)
+	}
+	if opts.HTTPListen != "" {
+		b.reqMetrics = newRequestMetrics()
+		sopts.Observer = b.reqMetrics
+	}
+	b.srv = server.New(sopts, opts.Log)
 	b.registerHandlers()
 	b.wg.Add(1)
 	go func() {

@@ -204,6 +204,9 @@ func (b *Broker) startHTTP() error {
 	b.metrics.register(b.reg)
 	b.reg.MustRegister(groupCollector{b})
 	b.reg.MustRegister(topoDescCollector{b})
+	if b.reqMetrics != nil {
+		b.reg.MustRegister(b.reqMetrics)
+	}
 	b.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "muster_store_wal_syncs_total",
 		Help: "fsyncs of the store's write-ahead log (group commit: committed records per sync = rate(muster_coordinator_batch_records_sum) / rate(this))."},
 		func() float64 { return float64(b.walFS.WALSyncs.Load()) }))
