@@ -28,6 +28,7 @@ import (
 	"github.com/muster-io/muster/internal/coordinator/api"
 	"github.com/muster-io/muster/internal/coordinator/engine"
 	"github.com/muster-io/muster/internal/data"
+	"github.com/muster-io/muster/internal/lag"
 	"github.com/muster-io/muster/internal/server"
 	"github.com/muster-io/muster/internal/store"
 )
@@ -60,7 +61,9 @@ type Broker struct {
 	// reqMetrics are Kafka's RequestMetrics; nil without an HTTP listener (nothing to serve them).
 	reqMetrics *requestMetrics
 	td         *api.TopologyDescriptions // KIP-1331; nil = no plugin
-	walFS      *store.SyncCountingFS     // counts WAL fsyncs (muster_store_wal_syncs_total)
+	lag        *lag.Monitor              // nil = lag monitoring off
+	lagStop    context.CancelFunc
+	walFS      *store.SyncCountingFS // counts WAL fsyncs (muster_store_wal_syncs_total)
 	wg         sync.WaitGroup
 	closeMu    sync.Once
 }
@@ -160,7 +163,13 @@ func Start(opts Options) (*Broker, error) {
 		sopts.Observer = b.reqMetrics
 	}
 	b.srv = server.New(sopts, opts.Log)
+	if b.lag, err = b.newLagMonitor(); err != nil {
+		return fail(err)
+	}
 	b.registerHandlers()
+	if b.lag != nil {
+		b.runLag()
+	}
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
@@ -229,6 +238,9 @@ func (b *Broker) Runtime() *api.Runtime { return b.rt }
 // Coordinator exposes the group coordinator's adapters (tests).
 func (b *Broker) Coordinator() *api.Service { return b.svc }
 
+// Lag is the lag monitor (nil when muster.lag.enable is false).
+func (b *Broker) Lag() *lag.Monitor { return b.lag }
+
 // Plane exposes the data plane (tests).
 func (b *Broker) Plane() *data.Plane { return b.plane }
 
@@ -261,6 +273,9 @@ func (b *Broker) Close() error {
 			b.srv.Close()
 		} else if b.ln != nil {
 			b.ln.Close()
+		}
+		if b.lagStop != nil {
+			b.lagStop()
 		}
 		b.wg.Wait()
 		b.stopTopologyDescriptionCleanup()

@@ -45,6 +45,9 @@ func (b *Broker) registerHandlers() {
 	for _, h := range b.svc.Handlers() {
 		coord[h.Key] = coordHandler(h)
 	}
+	if b.lag != nil {
+		coord[kmsg.OffsetCommit.Int16()] = b.observeCommits(coord[kmsg.OffsetCommit.Int16()])
+	}
 	for _, a := range wire.Supported {
 		if h, ok := data[a.Key]; ok {
 			b.srv.Handle(a.Key, h)

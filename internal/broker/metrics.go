@@ -207,6 +207,9 @@ func (b *Broker) startHTTP() error {
 	if b.reqMetrics != nil {
 		b.reg.MustRegister(b.reqMetrics)
 	}
+	if b.lag != nil {
+		b.reg.MustRegister(lagCollector{b.lag})
+	}
 	b.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "muster_store_wal_syncs_total",
 		Help: "fsyncs of the store's write-ahead log (group commit: committed records per sync = rate(muster_coordinator_batch_records_sum) / rate(this))."},
 		func() float64 { return float64(b.walFS.WALSyncs.Load()) }))

@@ -54,7 +54,7 @@ var forbiddenCalls = map[string][]string{
 // own layer or below (store sits below the engine; the data plane and the wire server beside
 // the adapters, assembled by the broker).
 var layers = [][]string{
-	{"internal/metadata", "internal/metahash", "internal/assign", "internal/streams/assignor", "internal/streams/topology"},
+	{"internal/metadata", "internal/metahash", "internal/assign", "internal/streams/assignor", "internal/streams/topology", "internal/lag"},
 	{"internal/coordinator"},
 	{"internal/store"},
 	{"internal/coordinator/engine"},
