@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/muster-io/muster/internal/config"
+	"github.com/muster-io/muster/internal/console"
 	"github.com/muster-io/muster/internal/coordinator"
 	"github.com/muster-io/muster/internal/coordinator/api"
 	"github.com/muster-io/muster/internal/coordinator/engine"
@@ -63,6 +64,7 @@ type Broker struct {
 	td         *api.TopologyDescriptions // KIP-1331; nil = no plugin
 	lag        *lag.Monitor              // nil = lag monitoring off
 	lagStop    context.CancelFunc
+	console    *console.Console      // nil = no web console
 	walFS      *store.SyncCountingFS // counts WAL fsyncs (muster_store_wal_syncs_total)
 	wg         sync.WaitGroup
 	closeMu    sync.Once
@@ -266,6 +268,9 @@ func (b *Broker) WaitReady(ctx context.Context) error {
 func (b *Broker) Close() error {
 	var err error
 	b.closeMu.Do(func() {
+		if b.console != nil {
+			b.console.Close()
+		}
 		if b.httpSrv != nil {
 			b.httpSrv.Close()
 		}

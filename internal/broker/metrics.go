@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/muster-io/muster/internal/console"
 	"github.com/muster-io/muster/internal/coordinator"
 	"github.com/muster-io/muster/internal/coordinator/engine"
 )
@@ -237,12 +238,22 @@ func (b *Broker) startHTTP() error {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if b.opts.Config.Bool("muster.console.enable") {
+		b.console = console.New(console.Deps{Coordinator: b.svc, Plane: b.plane, Lag: b.lag,
+			Operator: &console.CLIOperator{Bootstrap: b.Addr()},
+			NodeID:   b.opts.Config.NodeID(), Kafka: b.Addr(), Now: b.opts.Clock.Now, Log: b.log})
+		b.console.Register(mux)
+		mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui", http.StatusFound) })
+	}
 	ln, err := net.Listen("tcp", b.opts.HTTPListen)
 	if err != nil {
 		return fmt.Errorf("http listen %s: %w", b.opts.HTTPListen, err)
 	}
 	b.httpLn = ln
 	b.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	if b.console != nil {
+		b.console.Start()
+	}
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()

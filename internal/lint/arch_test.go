@@ -59,6 +59,7 @@ var layers = [][]string{
 	{"internal/store"},
 	{"internal/coordinator/engine"},
 	{"internal/coordinator/coordtest", "internal/coordinator/api"},
+	{"internal/console"},
 	{"internal/broker"},
 	{"cmd/muster"},
 }
