@@ -4,7 +4,9 @@
 //	muster serve                 run the broker (embedded Pebble store in --data-dir)
 //	muster consumer-groups ...   kafka-consumer-groups.sh against any Kafka-compatible cluster
 //	muster streams-groups ...    kafka-streams-groups.sh against any Kafka-compatible cluster
-//	muster configs ...           kafka-configs.sh: describe and alter topic, broker and group configs
+//	muster configs ...           kafka-configs.sh: describe and alter topic, broker, group and user (SCRAM) configs
+//	muster acls ...              kafka-acls.sh: add, remove and list ACLs
+//	muster storage format ...    kafka-storage.sh format --add-scram: bootstrap SCRAM users offline
 //
 // Benchmarks live in their own command, cmd/muster-bench, so this binary carries no benchmark code.
 package main
@@ -16,9 +18,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/muster-io/muster/internal/cli/acls"
 	"github.com/muster-io/muster/internal/cli/clikit"
 	"github.com/muster-io/muster/internal/cli/configs"
 	"github.com/muster-io/muster/internal/cli/consumergroups"
+	"github.com/muster-io/muster/internal/cli/storage"
 	"github.com/muster-io/muster/internal/cli/streamsgroups"
 )
 
@@ -29,7 +33,8 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(serveCommand(), consumergroups.NewCommand(), streamsgroups.NewCommand(), configs.NewCommand())
+	root.AddCommand(serveCommand(), consumergroups.NewCommand(), streamsgroups.NewCommand(), configs.NewCommand(),
+		acls.NewCommand(), storage.NewCommand())
 	if err := root.Execute(); err != nil {
 		var ee *clikit.ExitError
 		if errors.As(err, &ee) {

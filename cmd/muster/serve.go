@@ -12,6 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/muster-io/muster/internal/broker"
+	"github.com/muster-io/muster/internal/cli/consumergroups"
+	"github.com/muster-io/muster/internal/cli/streamsgroups"
+	"github.com/muster-io/muster/internal/console"
 	"github.com/muster-io/muster/internal/config"
 )
 
@@ -43,7 +46,11 @@ start-up with every problem listed at once (exit 1). SIGTERM/SIGINT stop gracefu
 			// cleanly once the broker is up.
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			b, err := broker.Start(broker.Options{Listen: listen, HTTPListen: httpListen, DataDir: dataDir, Config: vals, Log: log})
+			if !cmd.Flags().Changed("listen") && vals.IsSet("listeners") {
+				listen = "" // the config names the listeners
+			}
+			b, err := broker.Start(broker.Options{Listen: listen, HTTPListen: httpListen, DataDir: dataDir, Config: vals, Log: log,
+				Tools: console.Tools{ConsumerGroups: consumergroups.NewCommand, StreamsGroups: streamsgroups.NewCommand}})
 			if err != nil {
 				return exitErr(1, err.Error())
 			}
@@ -57,7 +64,7 @@ start-up with every problem listed at once (exit 1). SIGTERM/SIGINT stop gracefu
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&listen, "listen", "127.0.0.1:9092", "Kafka listener address")
+	f.StringVar(&listen, "listen", "127.0.0.1:9092", "address of one PLAINTEXT Kafka listener (a shortcut for listeners=PLAINTEXT://ADDR; not with listeners)")
 	f.StringVar(&dataDir, "data-dir", "./muster-data", "directory of the durable store")
 	f.StringVar(&httpListen, "http-listen", "127.0.0.1:9644", "HTTP address for /healthz, /readyz and /metrics (empty: off)")
 	f.StringVar(&configFile, "config", "", "broker config file (Kafka server.properties syntax)")

@@ -30,19 +30,26 @@ import (
 	"github.com/muster-io/muster/internal/coordinator/engine"
 	"github.com/muster-io/muster/internal/data"
 	"github.com/muster-io/muster/internal/lag"
+	"github.com/muster-io/muster/internal/security"
+	"github.com/muster-io/muster/internal/security/tlsconf"
 	"github.com/muster-io/muster/internal/server"
 	"github.com/muster-io/muster/internal/store"
 )
 
 // Options configure a broker.
 type Options struct {
-	Listen     string // Kafka listener, e.g. 127.0.0.1:9092 (port 0 = any)
+	// Listen is the one PLAINTEXT listener of --listen, e.g. 127.0.0.1:9092 (port 0 = any); ""
+	// when the config's listeners key names the listeners (giving both is an error).
+	Listen     string
 	HTTPListen string // "" = no HTTP endpoints
 	DataDir    string
 	Config     *config.Values
 	Log        *slog.Logger
 	// Clock drives the coordinator (tests pass a ManualClock); nil = wall clock.
 	Clock engine.Clock
+	// Tools are the admin commands the web console's operator actions run (cmd/muster passes
+	// its consumer-groups and streams-groups); without them the actions are refused.
+	Tools console.Tools
 }
 
 // Broker is a running muster.
@@ -54,7 +61,7 @@ type Broker struct {
 	rt      *api.Runtime
 	svc     *api.Service
 	srv     *server.Server
-	ln      net.Listener
+	lns     []boundListener
 	httpLn  net.Listener
 	httpSrv *http.Server
 	reg     *prometheus.Registry
@@ -66,8 +73,14 @@ type Broker struct {
 	lagStop    context.CancelFunc
 	console    *console.Console      // nil = no web console
 	walFS      *store.SyncCountingFS // counts WAL fsyncs (muster_store_wal_syncs_total)
-	wg         sync.WaitGroup
-	closeMu    sync.Once
+
+	authz       security.Authorizer          // AllowAll without authorizer.class.name
+	std         *security.StandardAuthorizer // nil without authorizer.class.name
+	creds       *security.ScramCredentials
+	secMetrics  *securityMetrics
+	tlsManagers []*tlsconf.Manager
+	wg          sync.WaitGroup
+	closeMu     sync.Once
 }
 
 // Start opens the data dir, loads the coordinator shards in the background and starts serving.
@@ -98,16 +111,16 @@ func Start(opts Options) (*Broker, error) {
 		b.Close()
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", opts.Listen)
-	if err != nil {
-		return fail(fmt.Errorf("listen %s: %w", opts.Listen, err))
-	}
-	b.ln = ln
-	host, port, err := advertised(opts.Config, ln.Addr().String())
-	if err != nil {
+	v := opts.Config
+	if err := b.setupSecurity(v); err != nil {
 		return fail(err)
 	}
-	v := opts.Config
+	if b.lns, err = b.bindListeners(v); err != nil {
+		return fail(err)
+	}
+	// The plane and the coordinator describe the broker by its first listener; adapters answer
+	// each request with the endpoint of the listener it came in on.
+	host, port := b.lns[0].l.AdvertisedHost, b.lns[0].l.AdvertisedPort
 	clusterID := v.String("cluster.id")
 	if clusterID == "" {
 		sum := sha256.Sum256([]byte(filepath.Clean(opts.DataDir)))
@@ -130,6 +143,7 @@ func Start(opts Options) (*Broker, error) {
 		return fail(fmt.Errorf("coordinator store in %s: %w", opts.DataDir, err))
 	}
 	ccfg := coordinator.ConfigFrom(v)
+	groupConfigs := api.NewGroupConfigView(v, plane.GroupConfigs())
 	b.metrics = newRuntimeMetrics()
 	b.rt = engine.New(engine.Options[*coordinator.State]{
 		Shards: ccfg.Shards,
@@ -141,7 +155,7 @@ func Start(opts Options) (*Broker, error) {
 		Log:        opts.Log,
 		QueueDepth: int(v.Int("muster.shard.queue.depth")),
 		Hooks:      b.metrics.hooks(),
-		Refresh:    refreshImage(plane),
+		Refresh:    refreshShard(plane, groupConfigs),
 	})
 	b.svc = &api.Service{RT: b.rt, Cfg: ccfg, Log: opts.Log, Topics: topics{plane},
 		Self: api.Endpoint{NodeID: v.NodeID(), Host: host, Port: port}}
@@ -159,6 +173,7 @@ func Start(opts Options) (*Broker, error) {
 		MaxRequestBytes:  int32(v.Int("socket.request.max.bytes")),
 		MaxConnections:   int(v.Int("muster.max.connections")),
 		MaxInflightBytes: v.Int("muster.connection.max.inflight.bytes"),
+		IdleTimeout:      idleTimeout(v.Int("connections.max.idle.ms")),
 	}
 	if opts.HTTPListen != "" {
 		b.reqMetrics = newRequestMetrics()
@@ -172,28 +187,30 @@ func Start(opts Options) (*Broker, error) {
 	if b.lag != nil {
 		b.runLag()
 	}
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		if err := b.srv.Serve(ln); err != nil {
-			b.log.Error("kafka listener stopped", "err", err)
-		}
-	}()
+	for _, bl := range b.lns {
+		b.wg.Add(1)
+		go func(bl boundListener) {
+			defer b.wg.Done()
+			if err := b.srv.ServeListener(bl.ln, bl.l); err != nil {
+				b.log.Error("kafka listener stopped", "listener", bl.l.Name, "err", err)
+			}
+		}(bl)
+	}
 	if opts.HTTPListen != "" {
 		if err := b.startHTTP(); err != nil {
 			return fail(err)
 		}
 	}
-	for _, k := range []string{"listeners", "log.dirs", "log.dir"} {
+	for _, k := range []string{"log.dirs", "log.dir"} {
 		if v.IsSet(k) {
-			b.log.Warn("config key accepted for compatibility but not used", "key", k,
-				"instead", map[string]string{"listeners": "--listen", "log.dirs": "--data-dir", "log.dir": "--data-dir"}[k])
+			b.log.Warn("config key accepted for compatibility but not used", "key", k, "instead", "--data-dir")
 		}
 	}
-	if al := v.String("advertised.listeners"); strings.Contains(al, ",") {
-		b.log.Warn("advertised.listeners has several entries; muster serves one PLAINTEXT listener and advertises the first", "using", net.JoinHostPort(host, strconv.Itoa(int(port))))
+	for _, bl := range b.lns {
+		b.log.Info("kafka listener", "name", bl.l.Name, "protocol", bl.l.Protocol, "bound", bl.ln.Addr().String(),
+			"advertised", net.JoinHostPort(bl.l.AdvertisedHost, strconv.Itoa(int(bl.l.AdvertisedPort))))
 	}
-	b.log.Info("muster serving", "kafka", ln.Addr().String(), "advertised", net.JoinHostPort(host, strconv.Itoa(int(port))),
+	b.log.Info("muster serving", "kafka", b.Addr(), "advertised", net.JoinHostPort(host, strconv.Itoa(int(port))),
 		"http", opts.HTTPListen, "data_dir", opts.DataDir, "shards", ccfg.Shards)
 	return b, nil
 }
@@ -223,8 +240,32 @@ func advertised(v *config.Values, bound string) (string, int32, error) {
 	return host, int32(port), nil
 }
 
-// Addr is the Kafka listener's address.
-func (b *Broker) Addr() string { return b.ln.Addr().String() }
+// Addr is the first Kafka listener's bound address.
+func (b *Broker) Addr() string { return b.lns[0].ln.Addr().String() }
+
+// ListenerAddr is the bound address of the listener called name ("" if none).
+func (b *Broker) ListenerAddr(name string) string {
+	for _, bl := range b.lns {
+		if bl.l.Name == strings.ToUpper(name) {
+			return bl.ln.Addr().String()
+		}
+	}
+	return ""
+}
+
+// Authorizer is the ACL authorizer (nil without authorizer.class.name).
+func (b *Broker) Authorizer() *security.StandardAuthorizer { return b.std }
+
+// ScramCredentials are the broker's SCRAM credentials.
+func (b *Broker) ScramCredentials() *security.ScramCredentials { return b.creds }
+
+// idleTimeout maps connections.max.idle.ms to the server's idle timeout (-1: never).
+func idleTimeout(ms int64) time.Duration {
+	if ms < 0 {
+		return -1
+	}
+	return time.Duration(ms) * time.Millisecond
+}
 
 // HTTPAddr is the HTTP listener's address ("" if none).
 func (b *Broker) HTTPAddr() string {
@@ -276,13 +317,18 @@ func (b *Broker) Close() error {
 		}
 		if b.srv != nil {
 			b.srv.Close()
-		} else if b.ln != nil {
-			b.ln.Close()
+		} else {
+			for _, bl := range b.lns {
+				bl.ln.Close()
+			}
 		}
 		if b.lagStop != nil {
 			b.lagStop()
 		}
 		b.wg.Wait()
+		for _, m := range b.tlsManagers {
+			m.Close()
+		}
 		b.stopTopologyDescriptionCleanup()
 		if b.rt != nil {
 			b.rt.Close()

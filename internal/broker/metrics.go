@@ -18,6 +18,7 @@ import (
 	"github.com/muster-io/muster/internal/console"
 	"github.com/muster-io/muster/internal/coordinator"
 	"github.com/muster-io/muster/internal/coordinator/engine"
+	"github.com/muster-io/muster/internal/security"
 )
 
 // runtimeMetrics are the coordinator runtime's own metrics (Kafka's
@@ -199,12 +200,25 @@ func (g groupCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// operatorListener is the listener the console's operator actions connect to: the first
+// PLAINTEXT one ("" when every listener needs TLS or SASL, and the console's actions fail with
+// a message saying so until the console authenticates as a principal of its own).
+func (b *Broker) operatorListener() string {
+	for _, bl := range b.lns {
+		if bl.l.Protocol == security.Plaintext {
+			return bl.ln.Addr().String()
+		}
+	}
+	return ""
+}
+
 func (b *Broker) startHTTP() error {
 	b.reg = prometheus.NewRegistry()
 	b.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	b.metrics.register(b.reg)
 	b.reg.MustRegister(groupCollector{b})
 	b.reg.MustRegister(topoDescCollector{b})
+	b.reg.MustRegister(b.secMetrics.auth, b.secMetrics.denials)
 	if b.reqMetrics != nil {
 		b.reg.MustRegister(b.reqMetrics)
 	}
@@ -240,7 +254,7 @@ func (b *Broker) startHTTP() error {
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	if b.opts.Config.Bool("muster.console.enable") {
 		b.console = console.New(console.Deps{Coordinator: b.svc, Plane: b.plane, Lag: b.lag,
-			Operator: &console.CLIOperator{Bootstrap: b.Addr()},
+			Operator: &console.CLIOperator{Bootstrap: b.operatorListener(), Tools: b.opts.Tools},
 			NodeID:   b.opts.Config.NodeID(), Kafka: b.Addr(), Now: b.opts.Clock.Now, Log: b.log})
 		b.console.Register(mux)
 		mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui", http.StatusFound) })

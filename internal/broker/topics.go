@@ -2,6 +2,7 @@ package broker
 
 import (
 	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/coordinator/api"
 	"github.com/muster-io/muster/internal/data"
 	"github.com/muster-io/muster/internal/metadata"
 )
@@ -16,13 +17,14 @@ func (t topics) CreateTopic(name string, partitions int32, configs map[string]st
 	return err
 }
 
-// refreshImage hands a shard the data plane's newest metadata image before each operation
-// (the engine's Refresh): the same pointer until topics change, so most calls compare one
-// pointer.
-func refreshImage(p *data.Plane) func(st *coordinator.State) {
+// refreshShard hands a shard the data plane's newest metadata image and the newest snapshot of
+// the groups' dynamic configs before each operation (the engine's Refresh): the same pointers
+// until topics or group configs change, so most calls compare two pointers.
+func refreshShard(p *data.Plane, groupConfigs *api.GroupConfigView) func(st *coordinator.State) {
 	return func(st *coordinator.State) {
 		if im := p.MetadataImage(); im != st.Image {
 			st.SetImage(im)
 		}
+		groupConfigs.Refresh(st)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"sort"
 	"strconv"
@@ -57,8 +56,8 @@ var Defs = append(append(brokerDefs, logDefs...), observeDefs...)
 var brokerDefs = []Def{
 	{Name: "node.id", Kind: Int, Default: "0", Min: i64(0), Doc: "broker id (Kafka)"},
 	{Name: "broker.id", Kind: Int, Default: "-1", Min: i64(-1), Doc: "legacy alias of node.id; ignored when -1"},
-	{Name: "advertised.listeners", Kind: String, Default: "", Doc: "PLAINTEXT://host:port clients should use; default: the --listen address"},
-	{Name: "listeners", Kind: String, Default: "", Doc: "accepted for compatibility; muster listens on --listen"},
+	{Name: "advertised.listeners", Kind: String, Default: "", Doc: "NAME://host:port per listener that clients should use; default: the bound address"},
+	{Name: "listeners", Kind: String, Default: "", Doc: "NAME://host:port,... listeners (names mapped by listener.security.protocol.map); --listen is a shortcut for one PLAINTEXT listener"},
 	{Name: "broker.rack", Kind: String, Default: "", Doc: "rack of this broker (KIP-881/KIP-1101)"},
 	{Name: "cluster.id", Kind: String, Default: "", Doc: "muster: cluster id reported in Metadata; default derived from the data dir"},
 	{Name: "log.dirs", Kind: String, Default: "", Doc: "accepted for compatibility; muster stores data in --data-dir"},
@@ -134,9 +133,12 @@ var brokerDefs = []Def{
 }
 
 var defsByName = func() map[string]*Def {
-	m := make(map[string]*Def, len(Defs))
+	m := make(map[string]*Def, len(Defs)+len(securityDefs))
 	for i := range Defs {
 		m[Defs[i].Name] = &Defs[i]
+	}
+	for i := range securityDefs {
+		m[securityDefs[i].Name] = &securityDefs[i]
 	}
 	return m
 }()
@@ -177,6 +179,10 @@ func Parse(props io.Reader, overrides []string) (*Values, error) {
 	bad := map[string]bool{}
 	for _, k := range keys {
 		d, ok := defsByName[k]
+		if !ok {
+			d = listenerKeyDef(k)
+			ok = d != nil
+		}
 		if !ok {
 			problems = append(problems, fmt.Sprintf("%s: unknown config key", k))
 			continue
@@ -248,19 +254,7 @@ func (v *Values) crossChecks() []string {
 			p = append(p, pre+"heartbeat.interval.ms must be lower than "+pre+"session.timeout.ms")
 		}
 	}
-	if al := v.String("advertised.listeners"); al != "" {
-		for _, l := range strings.Split(al, ",") {
-			addr := strings.TrimSpace(l)
-			if i := strings.Index(addr, "://"); i >= 0 {
-				addr = addr[i+3:]
-			}
-			host, port, err := net.SplitHostPort(addr)
-			if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 || host == "" {
-				p = append(p, fmt.Sprintf("advertised.listeners=%q: want [PLAINTEXT://]host:port[,...]", al))
-				break
-			}
-		}
-	}
+	p = append(p, v.listenerChecks()...)
 	switch v.String("group.streams.topology.description.plugin.class") {
 	case "", "memory", "disk":
 	case "http":

@@ -14,8 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/muster-io/muster/internal/cli/consumergroups"
-	"github.com/muster-io/muster/internal/cli/streamsgroups"
 )
 
 // CLIOperator acts as an operator at a terminal would: it runs muster's own consumer-groups
@@ -26,6 +24,7 @@ import (
 type CLIOperator struct {
 	// Bootstrap is the broker's own Kafka listener.
 	Bootstrap string
+	Tools     Tools
 	// Timeout bounds one action (default 30 s).
 	Timeout time.Duration
 }
@@ -40,6 +39,9 @@ func (o *CLIOperator) timeout() time.Duration {
 // run executes one CLI command with args and returns its stdout, or an *ActionError with what
 // it printed on stderr.
 func (o *CLIOperator) run(ctx context.Context, cmd *cobra.Command, args []string) (string, error) {
+	if o.Bootstrap == "" {
+		return "", errNoListener
+	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout())
 	defer cancel()
 	var out, errb bytes.Buffer
@@ -61,6 +63,27 @@ func (o *CLIOperator) run(ctx context.Context, cmd *cobra.Command, args []string
 	}
 	return out.String(), nil
 }
+
+// Tools build muster's admin commands (cmd/muster hands over consumergroups.NewCommand and
+// streamsgroups.NewCommand; the console does not import the CLI, whose tests start brokers).
+type Tools struct {
+	ConsumerGroups, StreamsGroups func() *cobra.Command
+}
+
+// command builds a fresh command of tool.
+func (o *CLIOperator) command(tool string) (*cobra.Command, error) {
+	f := o.Tools.ConsumerGroups
+	if tool == "streams-groups" {
+		f = o.Tools.StreamsGroups
+	}
+	if f == nil {
+		return nil, &ActionError{Msg: "operator actions are not available: this broker was started without muster's admin tools"}
+	}
+	return f(), nil
+}
+
+// errNoListener: the broker has no PLAINTEXT listener for the console to act through.
+var errNoListener = &ActionError{Msg: "the console acts through a PLAINTEXT listener and the broker has none (every listener needs TLS or SASL)"}
 
 // commandLine is args as an operator would type them.
 func commandLine(tool string, args []string) string {
@@ -107,7 +130,11 @@ func (o *CLIOperator) ResetOffsets(ctx context.Context, r ResetRequest) (*Action
 		}
 		args = append(args, mode, "--export")
 		res := &ActionResult{DryRun: !r.Execute, Command: commandLine("streams-groups", args)}
-		out, err := o.run(ctx, streamsgroups.NewCommand(), args)
+		cmd, err := o.command("streams-groups")
+		if err != nil {
+			return nil, err
+		}
+		out, err := o.run(ctx, cmd, args)
 		if err != nil {
 			return nil, err
 		}
@@ -135,7 +162,11 @@ func (o *CLIOperator) ResetOffsets(ctx context.Context, r ResetRequest) (*Action
 	}
 	args = append(args, mode, "--output", "json")
 	res := &ActionResult{DryRun: !r.Execute, Command: commandLine("consumer-groups", args)}
-	out, err := o.run(ctx, consumergroups.NewCommand(), args)
+	cmd, err := o.command("consumer-groups")
+	if err != nil {
+		return nil, err
+	}
+	out, err := o.run(ctx, cmd, args)
 	if err != nil {
 		return nil, err
 	}
@@ -189,9 +220,9 @@ func (o *CLIOperator) DeleteOffsets(ctx context.Context, r DeleteOffsetsRequest)
 		res.Message = "Dry run: the committed offsets listed would be deleted; nothing was changed."
 		return res, nil
 	}
-	cmd := consumergroups.NewCommand()
-	if tool == "streams-groups" {
-		cmd = streamsgroups.NewCommand()
+	cmd, err := o.command(tool)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := o.run(ctx, cmd, args); err != nil {
 		return nil, err
@@ -212,9 +243,9 @@ func (o *CLIOperator) DeleteGroup(ctx context.Context, r GroupRequest) (*ActionR
 		res.Message = fmt.Sprintf("Dry run: group %s and its committed offsets would be deleted (it must be empty); nothing was changed.", r.Group)
 		return res, nil
 	}
-	cmd := consumergroups.NewCommand()
-	if tool == "streams-groups" {
-		cmd = streamsgroups.NewCommand()
+	cmd, err := o.command(tool)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := o.run(ctx, cmd, args); err != nil {
 		return nil, err
@@ -239,6 +270,9 @@ func (o *CLIOperator) RemoveMember(ctx context.Context, r MemberRequest) (*Actio
 	if !r.Execute {
 		res.Message = fmt.Sprintf("Dry run: member %s would leave group %s (its partitions are reassigned); nothing was changed.", r.MemberID, r.Group)
 		return res, nil
+	}
+	if o.Bootstrap == "" {
+		return nil, errNoListener
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout())
 	defer cancel()

@@ -208,7 +208,8 @@ func assignedTP(out *assign.Assignment, mid string) topicPartitions {
 }
 
 // assignmentDue reports whether a new target assignment may be computed now (Kafka 4.3,
-// group.consumer.assignment.interval.ms): at most one per interval, so a join storm of N members
+// group.consumer.assignment.interval.ms, or the group's consumer.assignment.interval.ms): at
+// most one per interval, so a join storm of N members
 // costs O(N) heartbeats plus one assignment per interval rather than N assignments. The first
 // assignment since load (or of a new group) is never delayed; a member heartbeating in between
 // sees the group epoch ahead of the assignment epoch and keeps reconciling to the current target.
@@ -216,5 +217,5 @@ func (g *ConsumerGroup) assignmentDue(st *State) bool {
 	if g.lastAssignment.IsZero() || g.assignmentEpoch == 0 {
 		return true
 	}
-	return st.Now.Sub(g.lastAssignment) >= st.Cfg.Consumer.AssignmentInterval
+	return st.Now.Sub(g.lastAssignment) >= st.consumerConfig(g.id).AssignmentInterval
 }

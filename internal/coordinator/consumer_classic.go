@@ -169,8 +169,8 @@ func (g *ConsumerGroup) classicJoin(st *State, c *JoinCall, req *kmsg.JoinGroupR
 	if unknown {
 		memberID = newConsumerMemberID(st)
 	}
-	if _, ok := g.members[memberID]; !ok && len(g.members) >= st.Cfg.Consumer.MaxSize {
-		fail(Errf(kerr.GroupMaxSizeReached, "The consumer group has reached its maximum capacity of %d members.", st.Cfg.Consumer.MaxSize), req.MemberID)
+	if err := g.checkNotFull(st, memberID, req.InstanceID); err != nil {
+		fail(err, req.MemberID)
 		return
 	}
 	if !g.supportsClassicProtocols(req) {
@@ -256,7 +256,7 @@ func (g *ConsumerGroup) classicJoin(st *State, c *JoinCall, req *kmsg.JoinGroupR
 	g.scheduleClassicTimeout(st, cgSyncTimeoutKey(g.id, memberID), memberID, "it did not send SyncGroup within the rebalance timeout")
 	generation, protocol := after.epoch, protocols[0].Name
 	if downgrade {
-		g.convertConsumerToClassic(st, "", false)
+		g.convertConsumerToClassic(st, nil, false)
 		if cl, ok := st.Groups[g.id].(*ClassicGroup); ok {
 			generation, protocol = cl.generation, cl.protocolName
 		}
@@ -428,8 +428,14 @@ func (g *ConsumerGroup) waitingOnUnreleased(mid string, cur *consumerCurrent) bo
 	return false
 }
 
-// classicLeave is a LeaveGroup against a consumer group: each named classic member is fenced
-// (per-member UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID).
+// classicLeave is a LeaveGroup against a consumer group (Kafka's
+// classicGroupLeaveToConsumerGroup): every named member leaves, whatever protocol it uses. A
+// member named by member id must exist (UNKNOWN_MEMBER_ID); one named by instance id must be a
+// static member (UNKNOWN_MEMBER_ID), and when a member id comes with it, that member's
+// (FENCED_INSTANCE_ID). An instance id without a member id is an administrative removal
+// (Admin.removeMembersFromConsumerGroup): the static member is removed and its instance id is
+// free for a new member. The members found are removed together with one group epoch bump
+// (removeMembers); each answers NONE with the identity it was named by.
 func (g *ConsumerGroup) classicLeave(st *State, c *LeaveCall, req *kmsg.LeaveGroupRequest) {
 	resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
 	if c != nil {
@@ -439,37 +445,19 @@ func (g *ConsumerGroup) classicLeave(st *State, c *LeaveCall, req *kmsg.LeaveGro
 	if req.Version < 3 {
 		members = []kmsg.LeaveGroupRequestMember{{MemberID: req.MemberID}}
 	}
-	gid := g.id
+	var leaving []string
 	for _, lm := range members {
 		rm := kmsg.NewLeaveGroupResponseMember()
 		rm.MemberID, rm.InstanceID = lm.MemberID, lm.InstanceID
-		// A fence may convert the group to a classic group (downgrade): later members are
-		// looked up in the consumer group only while it still owns the id.
-		cg, ok := st.Groups[gid].(*ConsumerGroup)
-		var err error
-		switch {
-		case !ok:
-			err = kerr.UnknownMemberID
-		case lm.InstanceID != nil:
-			sid, has := cg.static[*lm.InstanceID]
-			switch {
-			case !has:
-				err = Errf(kerr.UnknownMemberID, "Instance id %s is unknown.", *lm.InstanceID)
-			case lm.MemberID != "" && sid != lm.MemberID:
-				err = kerr.FencedInstanceID
-			case cg.members[sid].classic == nil:
-				err = kerr.UnknownMemberID
-			default:
-				rm.MemberID = sid
-				cg.fenceMember(st, sid, "the static member left the group through LeaveGroup")
+		mid, err := g.leavingMember(lm)
+		if err == nil {
+			reason := "not provided"
+			if lm.Reason != nil {
+				reason = *lm.Reason
 			}
-		default:
-			m := cg.members[lm.MemberID]
-			if m == nil || m.classic == nil {
-				err = kerr.UnknownMemberID
-			} else {
-				cg.fenceMember(st, lm.MemberID, "the member left the group through LeaveGroup")
-			}
+			st.Log.Info("consumer group member left the group through LeaveGroup", "group", g.id, "member", mid,
+				"instance", derefOr(lm.InstanceID, ""), "client_reason", reason)
+			leaving = append(leaving, mid)
 		}
 		rm.ErrorCode = ErrorCode(err)
 		if req.Version < 3 {
@@ -478,5 +466,31 @@ func (g *ConsumerGroup) classicLeave(st *State, c *LeaveCall, req *kmsg.LeaveGro
 			resp.Members = append(resp.Members, rm)
 		}
 	}
+	g.removeMembers(st, leaving...)
 	c.Reply(st, resp)
+}
+
+// leavingMember finds the member a LeaveGroup identity names.
+func (g *ConsumerGroup) leavingMember(lm kmsg.LeaveGroupRequestMember) (string, error) {
+	if lm.InstanceID == nil {
+		if g.members[lm.MemberID] == nil {
+			return "", Errf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", lm.MemberID, g.id)
+		}
+		return lm.MemberID, nil
+	}
+	sid, ok := g.static[*lm.InstanceID]
+	if !ok {
+		return "", Errf(kerr.UnknownMemberID, "Instance id %s is unknown.", *lm.InstanceID)
+	}
+	if lm.MemberID != "" && lm.MemberID != sid {
+		return "", Errf(kerr.FencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", lm.MemberID, *lm.InstanceID, sid)
+	}
+	return sid, nil
+}
+
+func derefOr(s *string, def string) string {
+	if s == nil {
+		return def
+	}
+	return *s
 }

@@ -89,7 +89,7 @@ func consumerGroupHeartbeat(st *State, c *Meta, req *kmsg.ConsumerGroupHeartbeat
 			return nil, err
 		}
 	}
-	g, created, err := cgGetOrCreate(st, req.Group, req.MemberEpoch == 0)
+	g, created, err := cgGetOrCreate(st, req.Group, req.MemberEpoch == 0, req.InstanceID)
 	if err != nil {
 		return nil, err
 	}
@@ -101,9 +101,10 @@ func consumerGroupHeartbeat(st *State, c *Meta, req *kmsg.ConsumerGroupHeartbeat
 }
 
 // cgGetOrCreate finds the consumer group of a heartbeat. A join creates it; an empty classic
-// group with the id is deleted (tombstoned) and replaced; a non-empty classic group or a group
-// of another type answers GROUP_ID_NOT_FOUND.
-func cgGetOrCreate(st *State, id string, create bool) (*ConsumerGroup, bool, error) {
+// group with the id is deleted (tombstoned) and replaced; a non-empty classic group is
+// converted (online upgrade) when the joining member (instanceID: its instance id) fits; a
+// group of another type answers GROUP_ID_NOT_FOUND.
+func cgGetOrCreate(st *State, id string, create bool, instanceID *string) (*ConsumerGroup, bool, error) {
 	switch g := st.Groups[id].(type) {
 	case *ConsumerGroup:
 		return g, false, nil
@@ -122,8 +123,9 @@ func cgGetOrCreate(st *State, id string, create bool) (*ConsumerGroup, bool, err
 				return nil, false, err
 			}
 			// The joining member would not fit: fail before converting (Kafka discards the
-			// conversion records with the failed heartbeat).
-			if len(g.members) >= st.Cfg.Consumer.MaxSize {
+			// conversion records with the failed heartbeat). A static member replacing one
+			// of the classic group's fits.
+			if len(g.members) >= st.Cfg.Consumer.MaxSize && (instanceID == nil || g.static[*instanceID] == "") {
 				return nil, false, Errf(kerr.GroupMaxSizeReached, "The consumer group has reached its maximum capacity of %d members.", st.Cfg.Consumer.MaxSize)
 			}
 			cg, err := convertClassicToConsumer(st, g)
@@ -140,6 +142,26 @@ func cgGetOrCreate(st *State, id string, create bool) (*ConsumerGroup, bool, err
 	g := newConsumerGroup(id)
 	st.Groups[id] = g
 	return g, true, nil
+}
+
+// checkNotFull is Kafka's throwIfConsumerGroupIsFull (with KAFKA-20601): a group at
+// group.consumer.max.size takes no new member, but a known member, or a static member rejoining
+// under its instance id (which replaces the old member rather than adding one, or is refused
+// with UNRELEASED_INSTANCE_ID), goes on to its own checks.
+func (g *ConsumerGroup) checkNotFull(st *State, memberID string, instanceID *string) error {
+	max := st.Cfg.Consumer.MaxSize
+	if len(g.members) < max {
+		return nil
+	}
+	if _, ok := g.members[memberID]; ok && memberID != "" {
+		return nil
+	}
+	if instanceID != nil {
+		if _, ok := g.static[*instanceID]; ok {
+			return nil
+		}
+	}
+	return Errf(kerr.GroupMaxSizeReached, "The consumer group has reached its maximum capacity of %d members.", max)
 }
 
 // newConsumerMemberID is a random UUID in URL-safe base64, as Kafka's Uuid.randomUuid().toString().
@@ -209,10 +231,8 @@ func isSubsetTP(owned, assigned topicPartitions) bool {
 
 func (g *ConsumerGroup) heartbeat(st *State, c *Meta, req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error) {
 	memberID := req.MemberID
-	if len(g.members) >= st.Cfg.Consumer.MaxSize {
-		if _, ok := g.members[memberID]; memberID == "" || !ok {
-			return nil, Errf(kerr.GroupMaxSizeReached, "The consumer group has reached its maximum capacity of %d members.", st.Cfg.Consumer.MaxSize)
-		}
+	if err := g.checkNotFull(st, memberID, req.InstanceID); err != nil {
+		return nil, err
 	}
 	if memberID == "" {
 		memberID = newConsumerMemberID(st)
@@ -270,7 +290,7 @@ func (g *ConsumerGroup) heartbeat(st *State, c *Meta, req *kmsg.ConsumerGroupHea
 	mid := memberID
 	resp.MemberID = &mid
 	resp.MemberEpoch = after.epoch
-	resp.HeartbeatIntervalMillis = int32(st.Cfg.Consumer.HeartbeatInterval / time.Millisecond)
+	resp.HeartbeatIntervalMillis = int32(st.consumerConfig(g.id).HeartbeatInterval / time.Millisecond)
 	full := req.MemberEpoch == 0 || (req.RebalanceTimeoutMillis != -1 &&
 		(req.SubscribedTopicNames != nil || req.SubscribedTopicRegex != nil) && req.Topics != nil)
 	if full || (before != after && !equalTP(before.assigned, after.assigned)) {
@@ -481,7 +501,8 @@ func consumerGroupLeave(st *State, req *kmsg.ConsumerGroupHeartbeatRequest) (*km
 		if _, ok := g.members[memberID]; !ok {
 			return nil, Errf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", memberID, g.id)
 		}
-		g.fenceMember(st, memberID, "the member left the group")
+		st.Log.Info("consumer group member left the group", "group", g.id, "member", memberID)
+		g.removeMembers(st, memberID)
 	} else {
 		inst := *req.InstanceID
 		sid, has := g.static[inst]
@@ -493,13 +514,16 @@ func consumerGroupLeave(st *State, req *kmsg.ConsumerGroupHeartbeatRequest) (*km
 		}
 		if req.MemberEpoch == leaveGroupStaticMemberEpoch {
 			cur := g.current(memberID)
+			// Kafka's consumerGroupStaticMemberGroupLeave: the member keeps its assigned
+			// partitions at epoch -2; partitions pending revocation are dropped.
 			next := &consumerCurrent{epoch: leaveGroupStaticMemberEpoch, prevEpoch: cur.prevEpoch, state: cur.state,
-				assigned: cloneTP(cur.assigned), pending: cloneTP(cur.pending), epochs: cur.epochs.restrict(cur.assigned).merge(cur.epochs.restrict(cur.pending))}
+				assigned: cloneTP(cur.assigned), pending: topicPartitions{}, epochs: cur.epochs.restrict(cur.assigned)}
 			g.writeCurrent(st, memberID, next)
 			st.Timers.Cancel(rebalanceTimeoutKey(g.id, memberID))
 			g.scheduleSession(st, memberID)
 		} else {
-			g.fenceMember(st, memberID, "the static member left the group")
+			st.Log.Info("consumer group static member left the group", "group", g.id, "member", memberID, "instance", inst)
+			g.removeMembers(st, memberID)
 		}
 	}
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
@@ -509,27 +533,52 @@ func consumerGroupLeave(st *State, req *kmsg.ConsumerGroupHeartbeatRequest) (*km
 	return resp, nil
 }
 
-// fenceMember removes a member (tombstones: current assignment, target assignment, member
-// metadata; its regex if no one else uses it) and bumps the group epoch with the recomputed
-// metadata hash (Kafka's removeMemberAndUpdateGroup).
+// fenceMember removes one member because it was fenced (its session or a timeout expired): it
+// is logged as fenced with reason, then removed as removeMembers does.
 func (g *ConsumerGroup) fenceMember(st *State, mid, reason string) {
-	m := g.members[mid]
-	if m == nil {
+	if g.members[mid] == nil {
 		return
 	}
 	st.Log.Info("consumer group member fenced", "group", g.id, "member", mid, "reason", reason)
-	if g.downgradeOnFence(st, mid) {
-		g.convertConsumerToClassic(st, mid, true)
+	g.removeMembers(st, mid)
+}
+
+// removeMembers removes members that left or were fenced (Kafka's consumerGroupFenceMembers):
+// when only classic-protocol members remain and a downgrade is allowed, the group becomes a
+// classic group; otherwise each member's tombstones are written (current assignment, target
+// assignment, member metadata), regexes no remaining member uses are deleted, and the group
+// epoch is bumped once with the recomputed metadata hash. Unknown ids are skipped; none left:
+// nothing is written.
+func (g *ConsumerGroup) removeMembers(st *State, ids ...string) {
+	gone := make(map[string]*consumerMember, len(ids))
+	for _, mid := range ids {
+		if m := g.members[mid]; m != nil {
+			gone[mid] = m
+		}
+	}
+	if len(gone) == 0 {
 		return
 	}
-	g.writeMemberTombstones(st, mid)
-	st.Timers.Cancel(sessionTimeoutKey(g.id, mid))
-	st.Timers.Cancel(rebalanceTimeoutKey(g.id, mid))
-	st.Timers.Cancel(cgJoinTimeoutKey(g.id, mid))
-	st.Timers.Cancel(cgSyncTimeoutKey(g.id, mid))
-	if m.subscribedRegex != "" && !g.regexInUse(m.subscribedRegex) {
-		if _, ok := g.regexes[m.subscribedRegex]; ok {
-			st.Write(Record{Key: cgRegexKey(g.id, m.subscribedRegex)})
+	if g.downgradeOnFence(st, gone) {
+		g.convertConsumerToClassic(st, gone, true)
+		return
+	}
+	for _, mid := range sortedKeys(gone) {
+		g.writeMemberTombstones(st, mid)
+		st.Timers.Cancel(sessionTimeoutKey(g.id, mid))
+		st.Timers.Cancel(rebalanceTimeoutKey(g.id, mid))
+		st.Timers.Cancel(cgJoinTimeoutKey(g.id, mid))
+		st.Timers.Cancel(cgSyncTimeoutKey(g.id, mid))
+	}
+	regexes := map[string]bool{}
+	for _, m := range gone {
+		if m.subscribedRegex != "" {
+			regexes[m.subscribedRegex] = true
+		}
+	}
+	for _, re := range sortedKeys(regexes) {
+		if _, ok := g.regexes[re]; ok && !g.regexInUse(re) {
+			st.Write(Record{Key: cgRegexKey(g.id, re)})
 		}
 	}
 	g.writeMetadata(st, g.epoch+1, g.metadataHashNow(st))
@@ -562,13 +611,13 @@ func (g *ConsumerGroup) sessionKey(m *consumerMember, mid string) string {
 	return m.sessionKey
 }
 
-// scheduleSession (re)arms the member's session timeout (group.consumer.session.timeout.ms);
-// expiry fences the member.
+// scheduleSession (re)arms the member's session timeout (group.consumer.session.timeout.ms, or
+// the group's consumer.session.timeout.ms); expiry fences the member.
 // A classic-protocol member uses the session timeout of its JoinGroup. Re-arming an armed
 // session timer only moves its deadline (Timers.Rearm: no allocation).
 func (g *ConsumerGroup) scheduleSession(st *State, mid string) {
 	gid := g.id
-	d := st.Cfg.Consumer.SessionTimeout
+	d := st.consumerConfig(gid).SessionTimeout
 	m := g.members[mid]
 	if m != nil && m.classic != nil {
 		d = time.Duration(m.classic.sessionTimeout) * time.Millisecond

@@ -128,17 +128,16 @@ func convertClassicToConsumer(st *State, cl *ClassicGroup) (*ConsumerGroup, erro
 	return g, nil
 }
 
-// downgradeOnFence reports whether fencing mid leaves a group that must become a classic group
-// (Kafka's validateOnlineDowngradeWithFencedMember): mid is the last consumer-protocol member,
-// at least one classic member remains, the policy allows downgrades and the remaining members
-// fit group.max.size.
-func (g *ConsumerGroup) downgradeOnFence(st *State, mid string) bool {
-	m := g.members[mid]
-	if m == nil || m.classic != nil || len(g.members) <= 1 {
+// downgradeOnFence reports whether removing the members gone leaves a group that must become a
+// classic group (Kafka's validateOnlineDowngradeWithFencedMembers): every remaining member uses
+// the classic protocol, at least one remains, the policy allows downgrades and the remaining
+// members fit group.max.size.
+func (g *ConsumerGroup) downgradeOnFence(st *State, gone map[string]*consumerMember) bool {
+	if len(g.members) <= len(gone) {
 		return false
 	}
 	for id, o := range g.members {
-		if id != mid && o.classic == nil {
+		if _, leaving := gone[id]; !leaving && o.classic == nil {
 			return false
 		}
 	}
@@ -146,7 +145,7 @@ func (g *ConsumerGroup) downgradeOnFence(st *State, mid string) bool {
 		st.Log.Info("cannot downgrade consumer group to classic group: the online downgrade is disabled", "group", g.id)
 		return false
 	}
-	if len(g.members)-1 > st.Cfg.Classic.MaxSize {
+	if len(g.members)-len(gone) > st.Cfg.Classic.MaxSize {
 		st.Log.Info("cannot downgrade consumer group to classic group: too many members for group.max.size", "group", g.id)
 		return false
 	}
@@ -159,13 +158,13 @@ func (g *ConsumerGroup) downgradeOnFence(st *State, mid string) bool {
 // bytes; with rebalance, a rebalance so the members rejoin the classic group (a member left),
 // without it the group stays Stable (a classic static member replaced the last consumer-protocol
 // one and carries on with its assignment).
-func (g *ConsumerGroup) convertConsumerToClassic(st *State, leaving string, rebalance bool) {
+func (g *ConsumerGroup) convertConsumerToClassic(st *State, leaving map[string]*consumerMember, rebalance bool) {
 	cl := newSimpleClassicGroup(g.id)
 	cl.protocolType = "consumer"
 	cl.generation = g.epoch
 	ids := make([]string, 0, len(g.members))
 	for _, id := range sortedKeys(g.members) {
-		if id != leaving {
+		if _, gone := leaving[id]; !gone {
 			ids = append(ids, id)
 		}
 	}

@@ -86,7 +86,9 @@ type State struct {
 	// Image is the newest topic metadata the driver handed in (nil: no topics are known, and
 	// topic checks are skipped).
 	Image *metadata.Image
-	IDs   IDSource
+	// GroupConfigs are the groups' dynamic configs the driver handed in (nil: none).
+	GroupConfigs *GroupConfigs
+	IDs          IDSource
 
 	// Loading is true while records are replayed from the store (not from a live operation).
 	Loading bool

@@ -210,9 +210,15 @@ type StreamsGroup struct {
 	hashMemo          streamsHashMemo
 }
 
+// streamsInitialGroupEpoch is the group epoch of a streams group before its first
+// StreamsGroupMetadata record (Kafka 4.2+: the first join writes epoch 2), so the empty target
+// of the initial rebalance delay (epoch 1, delayedTargetEpoch) is always below the group epoch.
+const streamsInitialGroupEpoch int32 = 1
+
 func newStreamsGroup(id string) *StreamsGroup {
 	return &StreamsGroup{
 		id:                      id,
+		groupEpoch:              streamsInitialGroupEpoch,
 		validatedTopologyEpoch:  -1,
 		storedTopologyEpoch:     -1,
 		lastFailedTopologyEpoch: -1,

@@ -136,7 +136,7 @@ func streamsHeartbeat(st *State, c *Meta, req *kmsg.StreamsGroupHeartbeatRequest
 	if err := validateStreamsHeartbeat(req); err != nil {
 		return nil, err
 	}
-	cfg := st.Cfg.Streams
+	cfg := st.streamsConfig(req.Group)
 	if req.MemberEpoch < 0 {
 		return streamsLeave(st, req)
 	}
@@ -223,7 +223,7 @@ func streamsHeartbeat(st *State, c *Meta, req *kmsg.StreamsGroupHeartbeatRequest
 	if g.currentOf(id).State == streamsMemberUnrevokedTasks {
 		owned = ownedFromRequest(req)
 	}
-	changed := g.reconcile(st, id, owned)
+	changed := g.reconcile(st, id, owned, delayed)
 
 	// Response.
 	resp := req.ResponseKind().(*kmsg.StreamsGroupHeartbeatResponse)
@@ -351,7 +351,9 @@ func streamsExistingMember(st *State, req *kmsg.StreamsGroupHeartbeatRequest) (*
 		fenced = req.MemberEpoch != cur.PreviousMemberEpoch || !ownedSubset(ownedFromRequest(req), cur.Assigned)
 	}
 	if fenced {
-		g.removeMember(st, req.MemberID, st.Cfg.Streams)
+		st.Log.Info("streams group member fenced", "group", g.id, "member", req.MemberID,
+			"reason", fmt.Sprintf("its member epoch %d is not the coordinator's %d", req.MemberEpoch, cur.MemberEpoch))
+		g.removeMember(st, req.MemberID)
 		return nil, Errf(kerr.FencedMemberEpoch, "The streams group member %s has epoch %d but the coordinator expected %d.", req.MemberID, req.MemberEpoch, cur.MemberEpoch)
 	}
 	return g, nil
@@ -386,7 +388,8 @@ func streamsLeave(st *State, req *kmsg.StreamsGroupHeartbeatRequest) (*StreamsHe
 		g.writeCurrent(st, id, next)
 		st.Timers.Cancel(streamsRebalanceKey(g.id, id))
 	} else {
-		g.removeMember(st, id, st.Cfg.Streams)
+		st.Log.Info("streams group member left the group", "group", g.id, "member", id)
+		g.removeMember(st, id)
 	}
 	resp := req.ResponseKind().(*kmsg.StreamsGroupHeartbeatResponse)
 	resp.MemberID = id
@@ -508,11 +511,11 @@ func (g *StreamsGroup) dropMember(st *State, id string) {
 	}
 }
 
-// removeMember fences a member: tombstones and a group epoch bump.
-func (g *StreamsGroup) removeMember(st *State, id string, cfg StreamsConfig) {
+// removeMember removes a member (it left or was fenced): tombstones and a group epoch bump.
+func (g *StreamsGroup) removeMember(st *State, id string) {
 	g.dropMember(st, id)
 	hash, validated := g.reconfigure(st)
-	g.bumpEpoch(st, cfg, hash, validated)
+	g.bumpEpoch(st, st.streamsConfig(g.id), hash, validated)
 }
 
 // bumpEpoch writes the group metadata with the next group epoch, the given metadata hash and
@@ -569,8 +572,8 @@ func (g *StreamsGroup) scheduleSession(st *State, id string, cfg StreamsConfig) 
 		if !ok || cur.meta[id] == nil {
 			return
 		}
-		st.Log.Info("streams group member session expired", "group", gid, "member", id)
-		cur.removeMember(st, id, st.Cfg.Streams)
+		st.Log.Info("streams group member fenced", "group", gid, "member", id, "reason", "its session expired")
+		cur.removeMember(st, id)
 	})
 }
 

@@ -94,10 +94,11 @@ func TestStreamsJoinCreatesGroupWithMemberTopologyEpoch(t *testing.T) {
 	resp := h.beat("g", m)
 	wantErr(t, resp, nil, "")
 	g := h.group("g")
-	if g == nil || g.TopologyEpoch() != 7 || g.GroupEpoch() != 1 {
+	// A new streams group starts at epoch 1; the join bumps it to 2 (Kafka 4.2+).
+	if g == nil || g.TopologyEpoch() != 7 || g.GroupEpoch() != 2 {
 		t.Fatalf("group %+v", g)
 	}
-	if resp.MemberEpoch != 1 || len(resp.ActiveTasks) != 1 || len(resp.ActiveTasks[0].Partitions) != 2 {
+	if resp.MemberEpoch != 2 || len(resp.ActiveTasks) != 1 || len(resp.ActiveTasks[0].Partitions) != 2 {
 		t.Fatalf("join response epoch %d tasks %+v", resp.MemberEpoch, resp.ActiveTasks)
 	}
 	if g.StoredTopologyEpoch() != -1 || g.LastFailedTopologyEpoch() != -1 {

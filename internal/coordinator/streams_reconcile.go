@@ -14,11 +14,15 @@ import (
 var streamsAssignor = assignor.Sticky()
 
 // maybeAssign computes a new target assignment when the group epoch is ahead of the target
-// assignment epoch and the topology is ready. The first assignment of a group without target
-// assignments is delayed by group.streams.initial.rebalance.delay.ms (status
-// ASSIGNMENT_DELAYED, reported as delayed=true); a timer computes it when the delay ends.
+// assignment epoch (Kafka's updateStreamsTargetAssignment, run on every heartbeat whatever the
+// state of the topology): with the assignor when the configured topology is ready, else an
+// empty assignment for every member, since a topology that cannot be configured has no tasks
+// to give. The first assignment of a group without target assignments waits for
+// group.streams.initial.rebalance.delay.ms (delayed=true, status ASSIGNMENT_DELAYED): meanwhile
+// members reconcile towards an empty target at epoch delayedTargetEpoch, and a timer computes
+// the assignment when the delay ends.
 func (g *StreamsGroup) maybeAssign(st *State, cfg StreamsConfig) (delayed bool, err error) {
-	if !g.configured.ready() || g.groupEpoch <= g.targetEpoch || len(g.meta) == 0 {
+	if g.topology == nil || g.groupEpoch <= g.targetEpoch || len(g.meta) == 0 {
 		return false, nil
 	}
 	if cfg.InitialRebalanceDelay > 0 && len(g.targets) == 0 {
@@ -31,7 +35,7 @@ func (g *StreamsGroup) maybeAssign(st *State, cfg StreamsConfig) (delayed bool, 
 					return
 				}
 				cur.delayDeadline = st.Now
-				if _, err := cur.maybeAssign(st, st.Cfg.Streams); err != nil {
+				if _, err := cur.maybeAssign(st, st.streamsConfig(gid)); err != nil {
 					st.Log.Error("streams: delayed target assignment failed", "group", gid, "err", err)
 				}
 			})
@@ -45,10 +49,33 @@ func (g *StreamsGroup) maybeAssign(st *State, cfg StreamsConfig) (delayed bool, 
 	return false, g.computeTarget(st, cfg)
 }
 
-// computeTarget runs the sticky assignor on the members, their current targets (stickiness)
-// and task lags, and writes the changed target assignments and the target assignment metadata
-// at the group epoch.
+// delayedTargetEpoch is the epoch members reconcile to, with an empty assignment, while the
+// initial rebalance delay holds the first target assignment back (Kafka: max(1, assignment
+// epoch)). It stays below the group epoch (a new group starts at epoch
+// streamsInitialGroupEpoch, so its first join writes epoch 2), so the members move on to the
+// target computed when the delay ends.
+func (g *StreamsGroup) delayedTargetEpoch() int32 { return max(1, g.targetEpoch) }
+
+// computeTarget writes the target assignment at the group epoch: the sticky assignor's, run on
+// the members, their current targets (stickiness) and task lags, when the configured topology
+// is ready; an empty assignment for every member when it is not (Kafka's
+// streams.TargetAssignmentBuilder). Only changed member targets are written, then the target
+// assignment metadata.
 func (g *StreamsGroup) computeTarget(st *State, cfg StreamsConfig) error {
+	if g.configured == nil || g.configured.epoch != g.topology.Epoch {
+		g.configured = configureStreamsTopology(g.topology, st.Image)
+	}
+	ids := g.MemberIDs()
+	if !g.configured.ready() {
+		for _, id := range ids {
+			next := newStreamsTaskSet()
+			if old, ok := g.targets[id]; !ok || !old.equal(next) {
+				g.writeTarget(st, id, next)
+			}
+		}
+		g.writeTargetMetadata(st, g.groupEpoch)
+		return nil
+	}
 	spec := &assignor.GroupSpec{
 		NumStandbyReplicas:    cfg.NumStandbyReplicas,
 		NumWarmupReplicas:     cfg.NumWarmupReplicas,
@@ -59,7 +86,6 @@ func (g *StreamsGroup) computeTarget(st *State, cfg StreamsConfig) error {
 			ID: s.ID, NumTasks: g.configured.numTasks[s.ID], Stateful: len(s.StateChangelogTopics) > 0,
 		})
 	}
-	ids := g.MemberIDs()
 	for _, id := range ids {
 		m := g.meta[id]
 		ms := assignor.MemberSpec{MemberID: id, ProcessID: m.ProcessID, ClientTags: m.ClientTags}
@@ -158,25 +184,32 @@ func fromAssignorTasks(a *assignor.Assignment, i int, kind assignor.TaskKind) st
 // epoch and gets the target's tasks that no other member still holds (an active task: no other
 // member holds it as active, and no other member of its process holds it at all; a standby or
 // warm-up task: no other member of its process holds it), staying UNRELEASED_TASKS while some
-// are held. owned is the member's reported tasks (nil = not reported). It reports whether the
-// current assignment changed.
-func (g *StreamsGroup) reconcile(st *State, id string, owned *streamsTaskSet) bool {
+// are held. owned is the member's reported tasks (nil = not reported). delayed reconciles
+// towards the empty target of the initial rebalance delay instead of the member's target. It
+// reports whether the current assignment changed.
+func (g *StreamsGroup) reconcile(st *State, id string, owned *streamsTaskSet, delayed bool) bool {
 	cur := g.currentOf(id)
 	if cur.MemberEpoch < 0 {
 		return false
 	}
+	targetEpoch, target := g.targetEpoch, g.targets[id]
+	if delayed {
+		targetEpoch, target = g.delayedTargetEpoch(), newStreamsTaskSet()
+	} else if target.Active == nil {
+		target = newStreamsTaskSet()
+	}
 	var next *streamsCurrent
 	switch cur.State {
 	case streamsMemberStable:
-		if cur.MemberEpoch != g.targetEpoch {
-			next = g.nextAssignment(id, cur)
+		if cur.MemberEpoch != targetEpoch {
+			next = g.nextAssignment(id, cur, targetEpoch, target)
 		}
 	case streamsMemberUnrevokedTasks:
 		if owned != nil && !holdsAny(owned, cur.PendingRevocation) {
-			next = g.nextAssignment(id, cur)
+			next = g.nextAssignment(id, cur, targetEpoch, target)
 		}
 	case streamsMemberUnreleasedTasks:
-		next = g.nextAssignment(id, cur)
+		next = g.nextAssignment(id, cur, targetEpoch, target)
 	}
 	if next == nil || sameCurrent(cur, next) {
 		return false
@@ -193,11 +226,8 @@ func (g *StreamsGroup) reconcile(st *State, id string, owned *streamsTaskSet) bo
 	return true
 }
 
-func (g *StreamsGroup) nextAssignment(id string, cur *streamsCurrent) *streamsCurrent {
-	target, ok := g.targets[id]
-	if !ok {
-		target = newStreamsTaskSet()
-	}
+// nextAssignment is the member's next current assignment towards target at targetEpoch.
+func (g *StreamsGroup) nextAssignment(id string, cur *streamsCurrent, targetEpoch int32, target streamsTaskSet) *streamsCurrent {
 	keep := newStreamsTaskSet()
 	revoke := newStreamsTaskSet()
 	split := func(have, want, k, r streamsTasks) {
@@ -229,7 +259,7 @@ func (g *StreamsGroup) nextAssignment(id string, cur *streamsCurrent) *streamsCu
 			unreleased = true
 			continue
 		}
-		keep.Active[t] = g.targetEpoch
+		keep.Active[t] = targetEpoch
 	}
 	for _, pair := range [][2]streamsTasks{{target.Standby, keep.Standby}, {target.Warmup, keep.Warmup}} {
 		for t := range pair[0] {
@@ -247,7 +277,7 @@ func (g *StreamsGroup) nextAssignment(id string, cur *streamsCurrent) *streamsCu
 	if unreleased {
 		state = streamsMemberUnreleasedTasks
 	}
-	return &streamsCurrent{MemberEpoch: g.targetEpoch, PreviousMemberEpoch: cur.MemberEpoch, State: state,
+	return &streamsCurrent{MemberEpoch: targetEpoch, PreviousMemberEpoch: cur.MemberEpoch, State: state,
 		Assigned: keep, PendingRevocation: newStreamsTaskSet()}
 }
 
@@ -300,8 +330,8 @@ func (g *StreamsGroup) scheduleRebalanceTimeout(st *State, id string, epoch int3
 		if c.MemberEpoch != epoch || c.State != streamsMemberUnrevokedTasks {
 			return
 		}
-		st.Log.Info("streams group member did not revoke its tasks in time", "group", gid, "member", id)
-		cur.removeMember(st, id, st.Cfg.Streams)
+		st.Log.Info("streams group member fenced", "group", gid, "member", id, "reason", "it failed to revoke its tasks within the rebalance timeout")
+		cur.removeMember(st, id)
 	})
 }
 
@@ -389,7 +419,7 @@ func sortedParts(m map[int32]bool) []int32 {
 func onLoadedStreams(st *State) {
 	for _, g := range st.streamsGroups() {
 		for _, id := range g.MemberIDs() {
-			g.scheduleSession(st, id, st.Cfg.Streams)
+			g.scheduleSession(st, id, st.streamsConfig(g.id))
 			if c := g.currentOf(id); c.State == streamsMemberUnrevokedTasks {
 				g.scheduleRebalanceTimeout(st, id, c.MemberEpoch)
 			}

@@ -363,7 +363,7 @@ func writeStreamsTopology(st *State, group string, t *StreamsTopology) {
 func replayStreamsMetadata(g *StreamsGroup, _ []string, value []byte) error {
 	if value == nil {
 		g.hasMetadata = false
-		g.groupEpoch, g.metadataHash, g.validatedTopologyEpoch = 0, 0, -1
+		g.groupEpoch, g.metadataHash, g.validatedTopologyEpoch = streamsInitialGroupEpoch, 0, -1
 		g.lastAssignmentConfigs = nil
 		g.storedTopologyEpoch, g.lastFailedTopologyEpoch = -1, -1
 		return nil

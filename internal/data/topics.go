@@ -311,3 +311,10 @@ func (p *Plane) growTopicLocked(t *topic, count int32, validateOnly bool) *apiEr
 	p.log.Info("topic partitions grown", "topic", t.name, "from", cur, "to", count)
 	return nil
 }
+
+// AutoCreateTopics is auto.create.topics.enable: whether Metadata and Produce create unknown
+// topics (authorization adapters check CREATE before letting them).
+func (p *Plane) AutoCreateTopics() bool { return p.cfg.AutoCreateTopics }
+
+// NodeID is this broker's node id.
+func (p *Plane) NodeID() int32 { return p.cfg.NodeID }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/muster-io/muster/internal/security"
 	"github.com/muster-io/muster/internal/wire"
 )
 
@@ -29,6 +30,12 @@ type Request struct {
 	// built once per connection.
 	ClientHostKafka string
 	Body            kmsg.Request
+	// Session is who sent the request: the authenticated principal, the client host and the
+	// listener (never nil for requests read from a connection).
+	Session *security.Session
+	// Listener is the listener the request came in on: Metadata, FindCoordinator and
+	// DescribeCluster answer with its advertised endpoint (Listener.AdvertisedHost/Port).
+	Listener *Listener
 }
 
 // Handler serves one API key. It returns the response to send, or nil to send none (Produce with
@@ -93,7 +100,7 @@ type Server struct {
 	apiKeysList []kmsg.ApiVersionsResponseApiKey // computed at the first ApiVersions
 
 	mu     sync.Mutex
-	ln     net.Listener
+	lns    []net.Listener
 	conns  map[net.Conn]struct{}
 	closed bool
 	wg     sync.WaitGroup
@@ -125,6 +132,8 @@ func New(opts Options, log *slog.Logger) *Server {
 	s := &Server{opts: opts, log: log, handlers: map[int16]Handler{}, conns: map[net.Conn]struct{}{}}
 	s.decodeMem.init(opts.MaxDecodeBytes)
 	s.handlers[18] = s.apiVersions
+	s.handlers[17] = s.saslHandshakeAfterAuth
+	s.handlers[36] = s.saslAuthenticateAfterAuth
 	return s
 }
 
@@ -136,10 +145,14 @@ func (s *Server) Handle(key int16, h Handler) {
 	s.handlers[key] = h
 }
 
-// Serve accepts connections on ln until Close.
-func (s *Server) Serve(ln net.Listener) error {
+// Serve accepts connections on ln as one PLAINTEXT listener until Close.
+func (s *Server) Serve(ln net.Listener) error { return s.ServeListener(ln, defaultListener) }
+
+// ServeListener accepts connections on ln as listener l until Close. Several listeners may be
+// served at once; they share the server's handlers and limits.
+func (s *Server) ServeListener(ln net.Listener, l *Listener) error {
 	s.mu.Lock()
-	s.ln = ln
+	s.lns = append(s.lns, ln)
 	if s.closed { // Close ran before Serve started
 		s.mu.Unlock()
 		return ln.Close()
@@ -179,7 +192,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		s.mu.Unlock()
 		s.Stats.Connections.Add(1)
 		s.Stats.ConnectionsOpen.Add(1)
-		go s.serveConn(c)
+		go s.serveConn(c, l)
 	}
 }
 
@@ -187,8 +200,8 @@ func (s *Server) Serve(ln net.Listener) error {
 func (s *Server) Close() {
 	s.mu.Lock()
 	s.closed = true
-	if s.ln != nil {
-		s.ln.Close()
+	for _, ln := range s.lns {
+		ln.Close()
 	}
 	for c := range s.conns {
 		c.Close()
@@ -206,21 +219,26 @@ type pending struct {
 	received, started, finished time.Duration
 }
 
-func (s *Server) serveConn(c net.Conn) {
+func (s *Server) serveConn(raw net.Conn, l *Listener) {
 	defer s.wg.Done()
 	defer func() {
 		s.mu.Lock()
-		delete(s.conns, c)
+		delete(s.conns, raw)
 		s.mu.Unlock()
 		s.Stats.ConnectionsOpen.Add(-1)
-		c.Close()
+		raw.Close()
 	}()
-	remote := c.RemoteAddr().String()
+	remote := raw.RemoteAddr().String()
 	host, _, _ := net.SplitHostPort(remote)
 	kafkaHost := "/" + host
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	log := s.log.With("remote", remote)
+	c, sess, ok := s.secure(ctx, raw, l, host, log)
+	if !ok {
+		return
+	}
+	auth := &connAuth{l: l, host: host, sess: sess}
 
 	queue := make(chan *pending, s.opts.MaxInflightRequests)
 	var inflight atomic.Int64
@@ -274,6 +292,9 @@ func (s *Server) serveConn(c net.Conn) {
 	// readExpires is the read deadline currently set on c.
 	var readExpires time.Time
 	br := bufio.NewReaderSize(c, readBufferSize)
+	if l.Protocol.SASL() && !s.authenticate(c, br, rw, auth, log) {
+		return
+	}
 	for {
 		for inflight.Load() > s.opts.MaxInflightBytes {
 			select {
@@ -334,8 +355,20 @@ func (s *Server) serveConn(c net.Conn) {
 		if hdr.APIKey >= 0 && int(hdr.APIKey) < len(s.Stats.Requests) {
 			s.Stats.Requests[hdr.APIKey].Add(1)
 		}
+		if !auth.expiry.IsZero() && hdr.APIKey != 17 && time.Now().After(auth.expiry) {
+			log.Info("closing connection: SASL session expired without re-authentication (connections.max.reauth.ms)", "listener", l.Name, "principal", auth.sess.PrincipalString())
+			return
+		}
+		if hdr.APIKey == 17 && l.Protocol.SASL() && l.MaxReauth > 0 && hdr.APIVersion >= 1 {
+			if !s.reauthenticate(c, br, rw, auth, hdr, req.(*kmsg.SASLHandshakeRequest), &unanswered, log) {
+				return
+			}
+			readExpires = time.Time{}
+			lastOrdered = nil
+			continue
+		}
 		h := s.handlers[hdr.APIKey]
-		r := &Request{Header: hdr, ClientHost: host, ClientHostKafka: kafkaHost, Body: req}
+		r := &Request{Header: hdr, ClientHost: host, ClientHostKafka: kafkaHost, Body: req, Session: auth.sess, Listener: l}
 		if inline(hdr.APIKey) && unanswered.Load() == 0 {
 			// Nothing of this connection is outstanding: handle it here and answer directly.
 			resp, ok := s.runInline(ctx, log, h, r)

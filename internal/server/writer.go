@@ -83,10 +83,12 @@ func inline(key int16) bool {
 		13, // LeaveGroup
 		15, // DescribeGroups
 		16, // ListGroups
+		17, // SaslHandshake (after authentication: ILLEGAL_SASL_STATE)
 		18, // ApiVersions
 		22, // InitProducerId
 		23, // OffsetForLeaderEpoch
 		32, // DescribeConfigs
+		36, // SaslAuthenticate (after authentication: ILLEGAL_SASL_STATE)
 		47, // OffsetDelete
 		60, // DescribeCluster
 		68, // ConsumerGroupHeartbeat

@@ -32,6 +32,13 @@ func Start(t testing.TB, overrides ...string) *Broker {
 // StartIn starts a broker on dir (reuse a dir to test restarts); clock may be nil.
 func StartIn(t testing.TB, dir string, clock engine.Clock, overrides ...string) *Broker {
 	t.Helper()
+	return StartLogged(t, dir, clock, nil, overrides...)
+}
+
+// StartLogged is StartIn with the broker's log (text, debug level) written to log as well (nil:
+// only to stderr when MUSTER_TEST_LOG is set). log must be safe for concurrent writes.
+func StartLogged(t testing.TB, dir string, clock engine.Clock, log io.Writer, overrides ...string) *Broker {
+	t.Helper()
 	all := append([]string{"group.initial.rebalance.delay.ms=0", "offsets.topic.num.partitions=8"}, overrides...)
 	vals, err := config.Parse(nil, all)
 	if err != nil {
@@ -41,7 +48,14 @@ func StartIn(t testing.TB, dir string, clock engine.Clock, overrides ...string) 
 	if os.Getenv("MUSTER_TEST_LOG") != "" {
 		w = os.Stderr
 	}
-	opts := broker.Options{Listen: "127.0.0.1:0", HTTPListen: "127.0.0.1:0", DataDir: dir, Config: vals,
+	if log != nil {
+		w = io.MultiWriter(w, log)
+	}
+	listen := "127.0.0.1:0"
+	if vals.IsSet("listeners") {
+		listen = ""
+	}
+	opts := broker.Options{Listen: listen, HTTPListen: "127.0.0.1:0", DataDir: dir, Config: vals,
 		Log: slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})), Clock: clock}
 	b, err := broker.Start(opts)
 	if err != nil {

@@ -3,6 +3,7 @@ package clikit
 import (
 	"bufio"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"os"
@@ -60,7 +61,10 @@ var jaasKV = regexp.MustCompile(`(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"`)
 // note is printed on stderr for each ignored key.
 func clientOptions(props map[string]string, verbose bool, stderr io.Writer) ([]kgo.Opt, error) {
 	var opts []kgo.Opt
-	known := map[string]bool{"client.id": true, "security.protocol": true, "sasl.mechanism": true, "sasl.jaas.config": true}
+	known := map[string]bool{"client.id": true, "security.protocol": true, "sasl.mechanism": true, "sasl.jaas.config": true,
+		"ssl.truststore.location": true, "ssl.truststore.certificates": true, "ssl.truststore.type": true,
+		"ssl.keystore.location": true, "ssl.keystore.type": true, "ssl.keystore.certificate.chain": true, "ssl.keystore.key": true,
+		"ssl.endpoint.identification.algorithm": true}
 	if v := props["client.id"]; v != "" {
 		opts = append(opts, kgo.ClientID(v))
 	}
@@ -68,7 +72,11 @@ func clientOptions(props map[string]string, verbose bool, stderr io.Writer) ([]k
 	switch proto {
 	case "", "PLAINTEXT", "SASL_PLAINTEXT":
 	case "SSL", "SASL_SSL":
-		opts = append(opts, kgo.DialTLSConfig(&tls.Config{MinVersion: tls.VersionTLS12}))
+		cfg, err := clientTLS(props)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, kgo.DialTLSConfig(cfg))
 	default:
 		return nil, Usagef("Invalid security.protocol '%s' in --command-config", props["security.protocol"])
 	}
@@ -126,6 +134,73 @@ func CommandConfigOpts(path string, verbose bool, stderr io.Writer) ([]kgo.Opt, 
 		return nil, Usagef("Cannot read --command-config file: %v", err)
 	}
 	return clientOptions(props, verbose, stderr)
+}
+
+// clientTLS builds the client's TLS configuration from PEM material: ssl.truststore.location
+// or ssl.truststore.certificates (CAs; default: the system's), ssl.keystore.location (key and
+// chain in one PEM file) or ssl.keystore.certificate.chain with ssl.keystore.key (a client
+// certificate for mutual TLS), and ssl.endpoint.identification.algorithm (empty: no host name
+// check, as Kafka's clients).
+func clientTLS(props map[string]string) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	var ca []byte
+	switch {
+	case props["ssl.truststore.certificates"] != "":
+		ca = []byte(props["ssl.truststore.certificates"])
+	case props["ssl.truststore.location"] != "":
+		b, err := os.ReadFile(props["ssl.truststore.location"])
+		if err != nil {
+			return nil, Usagef("Cannot read ssl.truststore.location: %v", err)
+		}
+		ca = b
+	}
+	if ca != nil {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(ca) {
+			return nil, Usagef("ssl.truststore: no PEM certificate found (only PEM truststores are supported)")
+		}
+		cfg.RootCAs = pool
+	}
+	chain, key := []byte(props["ssl.keystore.certificate.chain"]), []byte(props["ssl.keystore.key"])
+	if loc := props["ssl.keystore.location"]; loc != "" {
+		b, err := os.ReadFile(loc)
+		if err != nil {
+			return nil, Usagef("Cannot read ssl.keystore.location: %v", err)
+		}
+		chain, key = b, b
+	}
+	if len(chain) > 0 {
+		c, err := tls.X509KeyPair(chain, key)
+		if err != nil {
+			return nil, Usagef("ssl.keystore: %v (only unencrypted PEM keystores are supported)", err)
+		}
+		cfg.Certificates = []tls.Certificate{c}
+	}
+	if alg, ok := props["ssl.endpoint.identification.algorithm"]; ok && alg == "" {
+		// Kafka's clients skip the host name check then, but still verify the chain.
+		cfg.InsecureSkipVerify = true
+		roots := cfg.RootCAs
+		cfg.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
+			var certs []*x509.Certificate
+			for _, r := range raw {
+				c, err := x509.ParseCertificate(r)
+				if err != nil {
+					return err
+				}
+				certs = append(certs, c)
+			}
+			if len(certs) == 0 {
+				return fmt.Errorf("no server certificate")
+			}
+			inter := x509.NewCertPool()
+			for _, c := range certs[1:] {
+				inter.AddCert(c)
+			}
+			_, err := certs[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
+			return err
+		}
+	}
+	return cfg, nil
 }
 
 // ReadProperties reads a Java .properties file (key=value, key: value or

@@ -17,11 +17,11 @@ func TestCommandConfigProperties(t *testing.T) {
 		t.Errorf("props %v, want %v", props, want)
 	}
 	var errb strings.Builder
-	if _, err := clientOptions(map[string]string{"ssl.keystore.location": "k", "security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512",
+	if _, err := clientOptions(map[string]string{"ssl.keystore.password": "k", "security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512",
 		"sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="p";`}, true, &errb); err != nil {
 		t.Fatal(err)
 	}
-	if errb.String() != "Ignoring unsupported client config 'ssl.keystore.location'.\n" {
+	if errb.String() != "Ignoring unsupported client config 'ssl.keystore.password'.\n" {
 		t.Errorf("stderr %q", errb.String())
 	}
 	if _, err := clientOptions(map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER"}, false, &errb); err == nil {

@@ -35,7 +35,7 @@ type entityKind struct {
 
 // entityKinds are the entity types, in the order the help lists them. A new type is one more
 // entry here (and its own file).
-var entityKinds = []*entityKind{topicsKind, brokersKind, groupsKind}
+var entityKinds = []*entityKind{topicsKind, brokersKind, groupsKind, usersKind}
 
 func kindByName(name string) *entityKind {
 	for _, k := range entityKinds {

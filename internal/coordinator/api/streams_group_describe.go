@@ -87,7 +87,7 @@ func (s *Service) attachTopologyDescriptions(ctx context.Context, groups []kmsg.
 			switch {
 			case res.err != nil:
 				td.Counters.GetError.Add(1)
-				td.Log.Warn("kip-1331: getTopology failed", "group", d.Group, "topology_epoch", epoch, "err", res.err)
+				td.Log.Warn("kip-1331: getTopology failed", "group", d.Group, "topology_epoch", epoch, "err", pluginErrorForLog(res.err))
 				d.TopologyDescriptionStatus = coordinator.StreamsTopologyDescriptionError
 			case res.d == nil:
 				td.Counters.GetSuccess.Add(1)

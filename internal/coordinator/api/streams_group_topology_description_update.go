@@ -3,7 +3,9 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -30,7 +32,10 @@ const topologyDescriptionBookkeepingTimeout = 30 * time.Second
 //   - topodesc.ErrTooLarge / ErrInvalid (permanent): LastFailedTopologyEpoch = epoch,
 //     STREAMS_TOPOLOGY_DESCRIPTION_UPDATE_FAILED (135) with a message naming
 //     TOPOLOGY_DESCRIPTION_TOO_LARGE or INVALID_REQUEST (docs/kip-1331.md);
-//   - anything else (transient): WARN log, no record, back-off armed, 135.
+//   - anything else (transient): no record, back-off armed, 135.
+//
+// The client's message is muster's own: what the plugin (or the remote store behind it) said
+// goes to the broker log only, bounded in size (pluginErrorForLog), never into the response.
 func (s *Service) StreamsGroupTopologyDescriptionUpdate(ctx context.Context, meta coordinator.Meta, req *kmsg.StreamsGroupTopologyDescriptionUpdateRequest) *kmsg.StreamsGroupTopologyDescriptionUpdateResponse {
 	resp := req.ResponseKind().(*kmsg.StreamsGroupTopologyDescriptionUpdateResponse)
 	fail := func(err error) *kmsg.StreamsGroupTopologyDescriptionUpdateResponse {
@@ -66,17 +71,18 @@ func (s *Service) StreamsGroupTopologyDescriptionUpdate(ctx context.Context, met
 	}
 	if perr != nil && !topodesc.IsPermanent(perr) {
 		td.Counters.SetError.Add(1)
-		td.Log.Warn("kip-1331: setTopology failed (transient)", "group", req.Group, "topology_epoch", req.TopologyEpoch, "err", perr)
+		td.Log.Warn("kip-1331: setTopology failed (transient)", "group", req.Group, "topology_epoch", req.TopologyEpoch, "err", pluginErrorForLog(perr))
 		now := s.RT.Clock().Now()
 		until := td.pushFailedTransiently(req.Group, req.TopologyEpoch, now)
 		return fail(coordinator.Errf(kerr.StreamsTopologyDescriptionUpdateFailed,
-			"TOPOLOGY_DESCRIPTION_UPDATE_FAILED: the topology description plugin failed (transient; re-solicited after %s): %v",
-			until.Sub(now), perr))
+			"TOPOLOGY_DESCRIPTION_UPDATE_FAILED: the topology description plugin could not store the description of topology epoch %d (transient; re-solicited after %s). The broker log has the details.",
+			req.TopologyEpoch, until.Sub(now)))
 	}
 	if perr == nil {
 		td.Counters.SetSuccess.Add(1)
 	} else {
 		td.Counters.SetError.Add(1)
+		td.Log.Warn("kip-1331: setTopology refused the description (permanent)", "group", req.Group, "topology_epoch", req.TopologyEpoch, "err", pluginErrorForLog(perr))
 	}
 	td.pushSettled(req.Group, req.TopologyEpoch)
 
@@ -100,11 +106,30 @@ func (s *Service) StreamsGroupTopologyDescriptionUpdate(ctx context.Context, met
 		}()
 		return fail(coordinator.Errf(kerr.UnknownMemberID, "Group %s is not an existing streams group.", req.Group))
 	case perr != nil:
-		name := "INVALID_REQUEST"
+		name, what := "INVALID_REQUEST", "invalid"
 		if errors.Is(perr, topodesc.ErrTooLarge) {
-			name = "TOPOLOGY_DESCRIPTION_TOO_LARGE"
+			name, what = "TOPOLOGY_DESCRIPTION_TOO_LARGE", "too large"
 		}
-		return fail(coordinator.Errf(kerr.StreamsTopologyDescriptionUpdateFailed, "%s: %v", name, perr))
+		return fail(coordinator.Errf(kerr.StreamsTopologyDescriptionUpdateFailed,
+			"%s: the topology description plugin refused the description of topology epoch %d as %s; it is not solicited again at this epoch. The broker log has the details.",
+			name, req.TopologyEpoch, what))
 	}
 	return resp
+}
+
+// maxPluginErrorLog bounds what a plugin error contributes to one log line.
+const maxPluginErrorLog = 1024
+
+// pluginErrorForLog is a plugin error as the broker logs it: its text cut to maxPluginErrorLog
+// bytes (at a rune boundary), since it may carry what a remote store answered.
+func pluginErrorForLog(err error) string {
+	msg := err.Error()
+	if len(msg) <= maxPluginErrorLog {
+		return msg
+	}
+	cut := maxPluginErrorLog
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + fmt.Sprintf("… (%d bytes cut)", len(msg)-cut)
 }

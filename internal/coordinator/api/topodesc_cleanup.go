@@ -27,7 +27,7 @@ func (td *TopologyDescriptions) deleteBeforeDeleteGroups(ctx context.Context, s 
 				return
 			}
 			if err := td.deleteTopology(ctx, id); err != nil {
-				td.Log.Warn("kip-1331: deleteTopology failed; deleting the group anyway", "group", id, "err", err)
+				td.Log.Warn("kip-1331: deleteTopology failed; deleting the group anyway", "group", id, "err", pluginErrorForLog(err))
 			}
 			td.forget(id)
 		}()
@@ -142,7 +142,7 @@ func (td *TopologyDescriptions) CleanupOnce(ctx context.Context, s *Service) int
 			defer wg.Done()
 			defer func() { <-sem }()
 			if err := td.deleteTopology(ctx, cd.id); err != nil {
-				td.Log.Warn("kip-1331: cleanup deleteTopology failed; retrying next cycle", "group", cd.id, "err", err)
+				td.Log.Warn("kip-1331: cleanup deleteTopology failed; retrying next cycle", "group", cd.id, "err", pluginErrorForLog(err))
 				return
 			}
 			td.forget(cd.id)

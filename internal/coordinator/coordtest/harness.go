@@ -28,6 +28,9 @@ type Harness struct {
 	Log []coordinator.Record
 	// Meta is the request metadata Do uses.
 	Meta coordinator.Meta
+	// GroupConfigs is the snapshot of the groups' dynamic configs handed to the shard before
+	// every step, as the engine's Refresh hands it the adapters' newest one (nil: none).
+	GroupConfigs *coordinator.GroupConfigs
 }
 
 // New builds a harness on shard 0 with cfg (Shards defaults to 1) at T0, loaded empty.
@@ -96,9 +99,7 @@ func DoMeta[T any](h *Harness, meta coordinator.Meta, op func(*coordinator.State
 // Step runs fn on the shard as one batch: time and topics set, effects committed to Log and
 // replies released.
 func (h *Harness) Step(fn func(st *coordinator.State)) {
-	if h.Topics != nil {
-		h.St.SetImage(h.Topics.Image())
-	}
+	h.refresh()
 	h.St.SetNow(h.Clock.Now())
 	fn(h.St)
 	h.commit()
@@ -107,11 +108,19 @@ func (h *Harness) Step(fn func(st *coordinator.State)) {
 // Advance moves the clock by d and runs every timer now due, in one batch.
 func (h *Harness) Advance(d time.Duration) {
 	h.Clock.Advance(d)
+	h.refresh()
+	h.St.FireTimers(h.Clock.Now())
+	h.commit()
+}
+
+// refresh hands the shard the topic image and the group configs, as the engine's Refresh does.
+func (h *Harness) refresh() {
 	if h.Topics != nil {
 		h.St.SetImage(h.Topics.Image())
 	}
-	h.St.FireTimers(h.Clock.Now())
-	h.commit()
+	if h.St.GroupConfigs != h.GroupConfigs {
+		h.St.SetGroupConfigs(h.GroupConfigs)
+	}
 }
 
 func (h *Harness) commit() {
@@ -160,9 +169,7 @@ func (h *Harness) Restart(seed int64) error {
 	}
 	st.IDs = h.IDs
 	h.St = st
-	if h.Topics != nil {
-		h.St.SetImage(h.Topics.Image())
-	}
+	h.refresh()
 	h.St.OnLoaded(h.Clock.Now())
 	h.commit()
 	return nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/muster-io/muster/internal/config"
 	"github.com/muster-io/muster/internal/coordinator"
 )
 
@@ -44,11 +45,12 @@ func RandomWorkload(w Workload, seed int64, steps int) string {
 		overrides = append(overrides, "group.consumer.assignment.interval.ms=0")
 	}
 	h := New(Config(overrides...))
+	values := config.Defaults(overrides...)
 	topics := h.WithTopics(nil)
 	topics.Add("t1", 3)
 	topics.Add("t2", 2)
 	r := &randomRun{h: h, rnd: rnd, w: w, epochs: map[string]int32{}, owned: map[string][]kmsg.ConsumerGroupHeartbeatRequestTopic{},
-		tasks: map[string][]kmsg.TaskIDs{}, classic: map[string]*classicClient{}}
+		tasks: map[string][]kmsg.TaskIDs{}, classic: map[string]*classicClient{}, values: values, gconfigs: map[string]map[string]string{}}
 	var trace []string
 	for step := 0; step < steps; step++ {
 		what := r.step()
@@ -77,6 +79,9 @@ type randomRun struct {
 	owned   map[string][]kmsg.ConsumerGroupHeartbeatRequestTopic
 	tasks   map[string][]kmsg.TaskIDs
 	classic map[string]*classicClient
+	// values are the broker's config; gconfigs the groups' dynamic configs set so far.
+	values   *config.Values
+	gconfigs map[string]map[string]string
 }
 
 type classicClient struct {
@@ -115,6 +120,8 @@ func (r *randomRun) step() string {
 		req.Topics = []kmsg.OffsetDeleteRequestTopic{{Topic: "t1", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}}}
 		Do(r.h, coordinator.OffsetDelete(req))
 		return "offset delete " + g
+	case n < 23:
+		return r.groupConfigChange()
 	}
 	switch r.w {
 	case Classic:
@@ -129,6 +136,48 @@ func (r *randomRun) step() string {
 		}
 		return r.consumerOp()
 	}
+}
+
+// groupConfigChange sets or removes a dynamic config of a random group (what an
+// IncrementalAlterConfigs on a GROUP resource does); the harness hands the new snapshot to the
+// shard before the next step.
+func (r *randomRun) groupConfigChange() string {
+	g := r.pick(randomGroups)
+	keys := []string{coordinator.GroupConsumerSessionTimeoutMs, coordinator.GroupConsumerHeartbeatIntervalMs,
+		coordinator.GroupConsumerAssignmentIntervalMs, coordinator.GroupStreamsSessionTimeoutMs,
+		coordinator.GroupStreamsHeartbeatIntervalMs, coordinator.GroupStreamsNumStandbyReplicas,
+		coordinator.GroupStreamsInitialRebalanceDelay}
+	vals := map[string][]string{
+		coordinator.GroupConsumerSessionTimeoutMs:     {"45000", "60000"},
+		coordinator.GroupConsumerHeartbeatIntervalMs:  {"5000", "10000"},
+		coordinator.GroupConsumerAssignmentIntervalMs: {"0", "2000"},
+		coordinator.GroupStreamsSessionTimeoutMs:      {"45000", "60000"},
+		coordinator.GroupStreamsHeartbeatIntervalMs:   {"5000", "10000"},
+		coordinator.GroupStreamsNumStandbyReplicas:    {"0", "1", "2"},
+		coordinator.GroupStreamsInitialRebalanceDelay: {"0", "3000"},
+	}
+	k := r.pick(keys)
+	cfg := map[string]string{}
+	for key, v := range r.gconfigs[g] {
+		cfg[key] = v
+	}
+	what := "group config " + g + " " + k
+	if _, ok := cfg[k]; ok && r.rnd.Intn(3) == 0 {
+		delete(cfg, k)
+		what += " deleted"
+	} else {
+		cfg[k] = r.pick(vals[k])
+		what += "=" + cfg[k]
+	}
+	r.gconfigs[g] = cfg
+	all := map[string]coordinator.GroupOverrides{}
+	for id, c := range r.gconfigs {
+		if len(c) > 0 {
+			all[id] = coordinator.GroupOverridesFrom(scriptGroupValues{cfg: config.NewGroupConfig(c), values: r.values})
+		}
+	}
+	r.h.GroupConfigs = coordinator.NewGroupConfigs(r.h.GroupConfigs.Version()+1, all)
+	return what
 }
 
 func (r *randomRun) commit() string {
@@ -293,7 +342,11 @@ func (r *randomRun) streamsOp() string {
 		cl := kmsg.NewTopicInfo()
 		cl.Topic = g + "-store-changelog"
 		sub.StateChangelogTopics = []kmsg.TopicInfo{cl}
-		topo.Subtopologies = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{sub}
+		// A second subtopology reads t2, which the workload resizes and deletes: the topology
+		// then cannot be configured and its tasks are revoked until t2 returns.
+		sub2 := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
+		sub2.SubtopologyID, sub2.SourceTopics = "1", []string{"t2"}
+		topo.Subtopologies = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{sub, sub2}
 		req.Topology = &topo
 		req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
 		what = "streams join " + key

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/muster-io/muster/internal/config"
 	"github.com/muster-io/muster/internal/coordinator"
 )
 
@@ -25,16 +26,20 @@ import (
 // Commands (key=value arguments; durations like 5s):
 //
 //	config key=value ...            broker config overrides (first command only)
+//	group-config group=g key=value ...  set a group's dynamic configs (IncrementalAlterConfigs
+//	                                    SET; value "-" deletes the key), validated as the data
+//	                                    plane validates them, handed to the shard before the
+//	                                    next command
 //	topic name=t partitions=4       create or resize a topic
 //	delete-topic name=t             delete a topic
 //	join group=g member=m|new [version=9] [client=c] [instance=i] [session=10s] [rebalance=30s] [protocols=range,...] [subscribe=t1,t2]
 //	sync group=g member=m gen=N [version=3] [instance=i] [assign=m1:x,m2:t=0+1;u=2]
 //	heartbeat group=g member=m gen=N [version=4] [instance=i]
 //	leave group=g members=m1,m2 [instances=i1,i2] [version=5]
-//	cg-heartbeat group=g member=m epoch=N|current [subscribe=t1,t2] [regex=r] [owned=assigned|none|t:0,1;u:2] [instance=i] [rebalance=30s]
+//	cg-heartbeat group=g member=m epoch=N|current [subscribe=t1,t2] [regex=r] [owned=assigned|none|t:0,1;u:2] [instance=i] [rebalance=30s] [interval=show]
 //	cg-describe group=g
 //	topology name=x epoch=N subtopologies=0:src=in;changelog=c,1:src=...
-//	streams-heartbeat group=g member=m epoch=N|current process=p [topology=x] [tasks=assigned|none]
+//	streams-heartbeat group=g member=m epoch=N|current process=p [topology=x] [tasks=assigned|none] [interval=show]
 //	streams-describe group=g
 //	commit group=g offsets=t:0=5,t:1=7 [member=m] [gen=N|current] [version=8]
 //	fetch group=g [topics=t:0,1]
@@ -59,6 +64,8 @@ func RunScripts(t *testing.T, dir string) {
 type script struct {
 	t        *testing.T
 	h        *Harness
+	values   *config.Values               // the broker config (bounds of group configs)
+	gconfigs map[string]map[string]string // group → dynamic configs set by group-config
 	pending  []pendingCall
 	alias    map[string]string // client id → member id
 	assigned map[string][]kmsg.ConsumerGroupHeartbeatRequestTopic
@@ -78,6 +85,8 @@ type streamsTasks struct{ active, standby, warmup []kmsg.TaskIDs }
 
 func (s *script) harness(overrides ...string) *Harness {
 	if s.h == nil {
+		s.values = config.Defaults(overrides...)
+		s.gconfigs = map[string]map[string]string{}
 		s.h = New(Config(overrides...))
 		s.h.WithTopics(nil)
 		s.alias = map[string]string{}
@@ -129,6 +138,8 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) (out string) {
 		fmt.Fprintf(&b, "heartbeat %s: %s\n", a.str("member"), errName(r.Resp.ErrorCode))
 	case "leave":
 		s.leave(&b, a)
+	case "group-config":
+		s.groupConfig(&b, d)
 	case "cg-heartbeat":
 		s.cgHeartbeat(&b, a)
 	case "cg-describe":
@@ -421,6 +432,64 @@ func (s *script) leave(b *strings.Builder, a args) {
 	b.WriteString("\n")
 }
 
+// groupConfig sets a group's dynamic configs: the new set is validated as IncrementalAlterConfigs
+// validates it (config.ValidateGroupConfigs), then every group's overrides become the snapshot
+// the harness hands the shard (as api.GroupConfigView does for the engine).
+func (s *script) groupConfig(b *strings.Builder, d *datadriven.TestData) {
+	group := ""
+	next := map[string]*string{}
+	for _, arg := range d.CmdArgs {
+		if arg.Key == "group" {
+			group = strings.Join(arg.Vals, ",")
+		}
+	}
+	for k, v := range s.gconfigs[group] {
+		v := v
+		next[k] = &v
+	}
+	for _, arg := range d.CmdArgs {
+		if arg.Key == "group" {
+			continue
+		}
+		v := strings.Join(arg.Vals, ",")
+		if v == "-" {
+			delete(next, arg.Key)
+			continue
+		}
+		next[arg.Key] = &v
+	}
+	if msg := config.ValidateGroupConfigs(s.values, next); msg != "" {
+		fmt.Fprintf(b, "group-config %s: INVALID_CONFIG %s\n", group, msg)
+		return
+	}
+	m := map[string]string{}
+	for k, v := range next {
+		m[k] = *v
+	}
+	s.gconfigs[group] = m
+	all := map[string]coordinator.GroupOverrides{}
+	for g, cfg := range s.gconfigs {
+		if len(cfg) > 0 {
+			all[g] = coordinator.GroupOverridesFrom(scriptGroupValues{cfg: config.NewGroupConfig(cfg), values: s.values})
+		}
+	}
+	s.h.GroupConfigs = coordinator.NewGroupConfigs(s.h.GroupConfigs.Version()+1, all)
+	fmt.Fprintf(b, "group-config %s: NONE\n", group)
+}
+
+// scriptGroupValues reads a group's overrides clamped to the broker's bounds.
+type scriptGroupValues struct {
+	cfg    config.GroupConfig
+	values *config.Values
+}
+
+func (v scriptGroupValues) GroupInt(name string) (int64, bool) {
+	if _, ok := v.cfg.Get(name); !ok {
+		return 0, false
+	}
+	return v.cfg.Int(v.values, name), true
+}
+
 func (s *script) cgHeartbeat(b *strings.Builder, a args) {
 	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	req.Version = int16(a.int("version", 1))
@@ -458,6 +527,9 @@ func (s *script) cgHeartbeat(b *strings.Builder, a args) {
 	}
 	s.epochs[req.Group+"/"+name] = r.MemberEpoch
 	fmt.Fprintf(b, "cg-heartbeat %s: %s epoch=%d", name, errName(r.ErrorCode), r.MemberEpoch)
+	if a.strOr("interval", "") == "show" {
+		fmt.Fprintf(b, " interval=%s", time.Duration(r.HeartbeatIntervalMillis)*time.Millisecond)
+	}
 	if r.ErrorMessage != nil {
 		fmt.Fprintf(b, " message=%q", *r.ErrorMessage)
 	}
@@ -567,6 +639,9 @@ func (s *script) streamsHeartbeat(b *strings.Builder, a args) {
 	r := res.Response
 	s.epochs[key] = r.MemberEpoch
 	fmt.Fprintf(b, "streams-heartbeat %s: %s epoch=%d", name, errName(r.ErrorCode), r.MemberEpoch)
+	if a.strOr("interval", "") == "show" {
+		fmt.Fprintf(b, " interval=%s", time.Duration(r.HeartbeatIntervalMillis)*time.Millisecond)
+	}
 	if r.ErrorMessage != nil {
 		fmt.Fprintf(b, " message=%q", *r.ErrorMessage)
 	}
