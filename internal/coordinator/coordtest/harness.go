@@ -211,6 +211,9 @@ func DurableView(st *coordinator.State) map[string]any {
 			}
 		}
 	}
+	for g, events := range st.HistoryView() {
+		out["history/"+g] = events
+	}
 	return out
 }
 
