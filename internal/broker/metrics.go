@@ -112,6 +112,8 @@ var (
 	descConns         = prometheus.NewDesc("muster_connections_open", "Open Kafka connections.", nil, nil)
 	descBadFrames     = prometheus.NewDesc("muster_bad_frames_total", "Connections closed for bad input (oversized or malformed frames, unknown keys or versions).", nil, nil)
 	descRequests      = prometheus.NewDesc("muster_requests_total", "Requests by API.", []string{"api"}, nil)
+	descRebalances    = prometheus.NewDesc("muster_group_coordinator_rebalances_by_cause_total",
+		"Group epoch bumps (classic generation bumps) by group type and main cause, as the rebalance history records them.", []string{"group_type", "cause"}, nil)
 )
 
 func init() {
@@ -124,7 +126,7 @@ func (g groupCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range descCounters {
 		ch <- d
 	}
-	for _, d := range []*prometheus.Desc{descOffsetCount, descGroupCount, descClassicCount, descConsumerCount, descStreamsCount, descQueue, descShardState, descConns, descBadFrames, descRequests} {
+	for _, d := range []*prometheus.Desc{descOffsetCount, descGroupCount, descClassicCount, descConsumerCount, descStreamsCount, descQueue, descShardState, descConns, descBadFrames, descRequests, descRebalances} {
 		ch <- d
 	}
 }
@@ -143,9 +145,18 @@ func (g groupCollector) Collect(ch chan<- prometheus.Metric) {
 	// One read-only operation per shard, in parallel; a loading or failed shard is skipped for
 	// this scrape.
 	snaps, ok := g.b.svc.Stats(ctx)
+	rebalances := map[coordinator.RebalanceKey]int64{}
+	for _, t := range []coordinator.GroupType{coordinator.TypeClassic, coordinator.TypeConsumer, coordinator.TypeStreams} {
+		for _, c := range coordinator.AllCauses {
+			rebalances[coordinator.RebalanceKey{Type: t, Cause: c}] = 0
+		}
+	}
 	for i, s := range snaps {
 		if !ok[i] {
 			continue
+		}
+		for k, n := range s.Metrics.Rebalances {
+			rebalances[k] += n
 		}
 		sum.OffsetCommits += s.Metrics.OffsetCommits
 		sum.OffsetExpirations += s.Metrics.OffsetExpirations
@@ -171,6 +182,9 @@ func (g groupCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for name, v := range vals {
 		ch <- prometheus.MustNewConstMetric(descCounters[name], prometheus.CounterValue, float64(v))
+	}
+	for k, n := range rebalances {
+		ch <- prometheus.MustNewConstMetric(descRebalances, prometheus.CounterValue, float64(n), string(k.Type), string(k.Cause))
 	}
 	ch <- prometheus.MustNewConstMetric(descOffsetCount, prometheus.GaugeValue, float64(offsets))
 	for p, n := range byProto {

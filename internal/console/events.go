@@ -136,6 +136,7 @@ func (h *hub) fingerprint(ctx context.Context, key string) (uint64, bool) {
 		if gl, ok := c.lagGroups()[id]; ok {
 			fmt.Fprint(f, gl.Status, gl.TotalLag, gl.MaxTimeLagMs)
 		}
+		fmt.Fprint(f, c.historyVersion(ctx, id))
 	case strings.HasPrefix(key, "topic/"):
 		name := strings.TrimPrefix(key, "topic/")
 		st, ok := c.d.Plane.TopicStats(name)

@@ -2,7 +2,6 @@ package console
 
 import (
 	"bytes"
-	"context"
 	"embed"
 	"fmt"
 	"html/template"
@@ -197,6 +196,7 @@ type groupPage struct {
 	Topology    *topologyView
 	History     []historyRow
 	HistoryNote string
+	HistoryPage Page
 }
 
 func (c *Console) uiGroup(r *http.Request, p *page) (string, error) {
@@ -216,7 +216,8 @@ func (c *Console) uiGroup(r *http.Request, p *page) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := q.intIn("hpage", 1, maxPage, 1); err != nil {
+	hpage, err := q.intIn("hpage", 1, maxPage, 1)
+	if err != nil {
 		return "", err
 	}
 	ctx := r.Context()
@@ -235,7 +236,7 @@ func (c *Console) uiGroup(r *http.Request, p *page) (string, error) {
 	if g.Type == "streams" {
 		gp.Topology = c.topologyView(ctx, id)
 	}
-	c.fillHistory(ctx, gp)
+	c.fillHistory(ctx, gp, hpage)
 	p.Nav, p.Events, p.Data = "groups", "/api/v1/events?group="+url.QueryEscape(id), gp
 	return "group", nil
 }
@@ -296,7 +297,6 @@ type historyRow struct {
 	Members              []string
 }
 
-func (c *Console) fillHistory(ctx context.Context, gp *groupPage) {}
 
 func formatBytes(n int64) string {
 	const unit = 1024
