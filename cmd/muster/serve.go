@@ -14,8 +14,8 @@ import (
 	"github.com/muster-io/muster/internal/broker"
 	"github.com/muster-io/muster/internal/cli/consumergroups"
 	"github.com/muster-io/muster/internal/cli/streamsgroups"
-	"github.com/muster-io/muster/internal/console"
 	"github.com/muster-io/muster/internal/config"
+	"github.com/muster-io/muster/internal/console"
 )
 
 func serveCommand() *cobra.Command {

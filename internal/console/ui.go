@@ -297,7 +297,6 @@ type historyRow struct {
 	Members              []string
 }
 
-
 func formatBytes(n int64) string {
 	const unit = 1024
 	if n < unit {

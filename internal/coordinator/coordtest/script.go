@@ -831,7 +831,7 @@ func (s *script) event(e coordinator.RebalanceEvent) string {
 }
 
 var recordNames = map[int16]string{
-	coordinator.RecRebalanceHistory: "RebalanceHistory",
+	coordinator.RecRebalanceHistory:      "RebalanceHistory",
 	0:                                    "OffsetCommit",
 	coordinator.RecOffsetCommit:          "OffsetCommit",
 	coordinator.RecGroupMetadata:         "GroupMetadata",
