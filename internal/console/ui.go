@@ -31,9 +31,9 @@ type page struct {
 
 // pagerData is one pager: the page, the URL it belongs to and the parameter that pages it.
 type pagerData struct {
-	Page
-	URL   *url.URL
-	Param string
+	N, Pages, Total int
+	URL             *url.URL
+	Param           string
 }
 
 var funcs = template.FuncMap{
@@ -41,7 +41,7 @@ var funcs = template.FuncMap{
 	"add":   func(a, b int) int { return a + b },
 	"sub":   func(a, b int64) int64 { return a - b },
 	"join":  strings.Join,
-	"pager": func(p Page, u *url.URL, param string) pagerData { return pagerData{p, u, param} },
+	"pager": func(p Page, u *url.URL, param string) pagerData { return pagerData{p.Page, p.Pages, p.Total, u, param} },
 	"pageURL": func(u *url.URL, param string, n int) string {
 		q := u.Query()
 		q.Set(param, strconv.Itoa(n))

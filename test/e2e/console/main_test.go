@@ -1,6 +1,8 @@
-// Package console tests muster's web console and its JSON API against a real `muster serve`
-// with real groups (franz-go consumers, streams members), the pages in a real browser: headless
-// Chromium from Debian's package, driven with chromedp.
+// Package console tests what muster shows operators of their groups against real brokers (a
+// `muster serve` child process, or one in process) with real groups (franz-go consumers, streams
+// members): the web console in a real browser (headless Chromium from Debian's package, driven
+// with chromedp), its JSON API and its bad input, large groups page by page, lag statuses by
+// Burrow's rules against the CLI and the metrics, and rebalance history across SIGKILL.
 package console
 
 import (
@@ -20,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -264,3 +267,5 @@ func commit(t *testing.T, cl *kgo.Client, group string, offs map[string]map[int3
 		}
 	}
 }
+
+func newAdm(t *testing.T, p *proc) *kadm.Client { return kadm.NewClient(client(t, p.addr)) }
