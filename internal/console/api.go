@@ -49,6 +49,7 @@ func (c *Console) registerAPI(mux *http.ServeMux) {
 	get("/api/v1/groups/{group}/offsets", c.apiOffsets)
 	get("/api/v1/groups/{group}/lag", c.apiLag)
 	get("/api/v1/groups/{group}/history", c.apiHistory)
+	get("/api/v1/groups/{group}/topology", c.apiTopology)
 	get("/api/v1/topics", c.apiTopics)
 	get("/api/v1/topics/{topic}", c.apiTopic)
 	mux.HandleFunc("GET /api/v1/events", c.serveEvents)

@@ -291,7 +291,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("the IQ endpoint is missing from the members table: %s", body)
 	}
 	br.screenshot("streams-group")
-	br.screenshot("streams-topology", ".topology-epoch")
+	br.screenshot("streams-topology", "#topology")
 	br.noConsoleErrors("streams group")
 
 	// Topic page.
