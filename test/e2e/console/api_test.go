@@ -259,7 +259,7 @@ func TestConsoleLargeGroupsPaginated(t *testing.T) {
 		t.Errorf("API members page: %d members, total %d", len(g.Members), g.Paging.Total)
 	}
 	var o struct {
-		Paging struct{ Total int } `json:"paging"`
+		Paging     struct{ Total int } `json:"paging"`
 		Partitions []struct {
 			Topic string `json:"topic"`
 		} `json:"partitions"`

@@ -52,7 +52,7 @@ func upgradeMember(t *testing.T, addr, process string, epoch int32) *member.Memb
 		t.Fatal(err)
 	}
 	m, err := member.Start(member.Config{Brokers: []string{addr}, GroupID: "shop", ProcessID: process,
-		Topology: member.Topology{Epoch: epoch, Subtopologies: []member.Subtopology{{ID: "0", SourceTopics: []string{"orders"}}}},
+		Topology:            member.Topology{Epoch: epoch, Subtopologies: []member.Subtopology{{ID: "0", SourceTopics: []string{"orders"}}}},
 		TopologyDescription: desc})
 	if err != nil {
 		t.Fatal(err)

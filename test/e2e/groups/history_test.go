@@ -225,7 +225,10 @@ func TestRebalanceHistoryCauses(t *testing.T) {
 
 	// A member that does not revoke within its rebalance timeout.
 	r1, r2 := mk("rt", "member-slow"), mk("rt", "member-new")
-	r1.hb(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.SubscribedTopicNames = []string{"t"}; r.RebalanceTimeoutMillis = 600 })
+	r1.hb(func(r *kmsg.ConsumerGroupHeartbeatRequest) {
+		r.SubscribedTopicNames = []string{"t"}
+		r.RebalanceTimeoutMillis = 600
+	})
 	r1.hb(nil)
 	r2.hb(subscribe("t"))
 	owned := r1.owned // the slow member keeps reporting everything it had
