@@ -49,10 +49,28 @@ start-up with every problem listed at once (exit 1). SIGTERM/SIGINT stop gracefu
 			if !cmd.Flags().Changed("listen") && vals.IsSet("listeners") {
 				listen = "" // the config names the listeners
 			}
-			b, err := broker.Start(broker.Options{Listen: listen, HTTPListen: httpListen, DataDir: dataDir, Config: vals, Log: log,
-				Tools: console.Tools{ConsumerGroups: consumergroups.NewCommand, StreamsGroups: streamsgroups.NewCommand}})
-			if err != nil {
-				return exitErr(1, err.Error())
+			// Start waits for the store to open, which waits for free space when the disk is
+			// full (Pebble flushes its WAL first); a signal meanwhile ends the process (nothing
+			// was acknowledged yet, and the store recovers from its files).
+			type started struct {
+				b   *broker.Broker
+				err error
+			}
+			ch := make(chan started, 1)
+			go func() {
+				b, err := broker.Start(broker.Options{Listen: listen, HTTPListen: httpListen, DataDir: dataDir, Config: vals, Log: log,
+					Tools: console.Tools{ConsumerGroups: consumergroups.NewCommand, StreamsGroups: streamsgroups.NewCommand}})
+				ch <- started{b, err}
+			}()
+			var b *broker.Broker
+			select {
+			case r := <-ch:
+				if r.err != nil {
+					return exitErr(1, r.err.Error())
+				}
+				b = r.b
+			case <-ctx.Done():
+				return exitErr(1, "interrupted during start-up")
 			}
 			<-ctx.Done()
 			log.Info("shutting down")

@@ -17,10 +17,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/muster-io/muster/internal/config"
@@ -34,6 +36,7 @@ import (
 	"github.com/muster-io/muster/internal/security/tlsconf"
 	"github.com/muster-io/muster/internal/server"
 	"github.com/muster-io/muster/internal/store"
+	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
 // Options configure a broker.
@@ -72,6 +75,9 @@ type Broker struct {
 	lag        *lag.Monitor              // nil = lag monitoring off
 	lagStop    context.CancelFunc
 	console    *console.Console      // nil = no web console
+	// consoleReady is set once the console can serve (the HTTP listener is up before the store
+	// opens; until then /ui and /api answer 503).
+	consoleReady atomic.Pointer[console.Console]
 	walFS      *store.SyncCountingFS // counts WAL fsyncs (muster_store_wal_syncs_total)
 
 	authz       security.Authorizer          // AllowAll without authorizer.class.name
@@ -79,8 +85,12 @@ type Broker struct {
 	creds       *security.ScramCredentials
 	secMetrics  *securityMetrics
 	tlsManagers []*tlsconf.Manager
+	guard       *diskguard.Guard // free space and store health: which writes are taken
 	wg          sync.WaitGroup
 	closeMu     sync.Once
+	// serving is set once Start has built everything: the HTTP endpoints, up from the start
+	// so that a start-up stuck on a full disk can say so, read the rest only then.
+	serving atomic.Bool
 }
 
 // Start opens the data dir, loads the coordinator shards in the background and starts serving.
@@ -98,20 +108,40 @@ func Start(opts Options) (*Broker, error) {
 	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	b.walFS = store.NewSyncCountingFS(nil)
-	db, err := pebble.Open(filepath.Join(opts.DataDir, "pebble"), &pebble.Options{Logger: quietPebbleLogger{opts.Log}, MemTableSize: 64 << 20, FS: b.walFS})
+	v := opts.Config
+	b.guard = newGuard(v, opts.DataDir, opts.Log, b.probe)
+	b.guard.Start() // a disk already short of space: start degraded
+	if st := b.guard.Status(); st.Total > 0 && st.Threshold >= st.Total {
+		b.log.Warn("storage: the free-space threshold is larger than the data dir's file system: every write that grows the store will be refused; lower muster.storage.min.free.bytes",
+			"threshold_bytes", st.Threshold, "file_system_bytes", st.Total)
+	}
+	b.walFS = store.NewSyncCountingFS(b.guard.FS(vfs.Default))
+	b.metrics = newRuntimeMetrics(b.guard)
+	b.secMetrics = newSecurityMetrics()
+	if opts.HTTPListen != "" {
+		b.reqMetrics = newRequestMetrics()
+		// Up before the store opens: Pebble flushes what its WAL holds before Open returns,
+		// which waits for space on a full disk; /readyz and /metrics say so meanwhile.
+		if err := b.startHTTP(); err != nil {
+			b.guard.Close()
+			return nil, err
+		}
+	}
+	db, err := pebble.Open(filepath.Join(opts.DataDir, "pebble"), &pebble.Options{Logger: b.guard.PebbleLogger(),
+		EventListener: b.guard.EventListener(), MemTableSize: memTableSize(b.guard.Status().Threshold), FS: b.walFS})
 	if err != nil {
+		b.Close()
 		if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) || strings.Contains(err.Error(), "lock held") {
 			return nil, fmt.Errorf("data dir %s is in use by another process (its lock is held); stop that process or choose another --data-dir", opts.DataDir)
 		}
 		return nil, fmt.Errorf("opening the store in %s (a corrupt or unreadable data dir refuses to start): %w", opts.DataDir, err)
 	}
 	b.db = db
+	b.guard.StartReclaimer(db)
 	fail := func(err error) (*Broker, error) {
 		b.Close()
 		return nil, err
 	}
-	v := opts.Config
 	if err := b.setupSecurity(v); err != nil {
 		return fail(err)
 	}
@@ -133,18 +163,31 @@ func Start(opts Options) (*Broker, error) {
 		AutoCreateTopics:         v.Bool("auto.create.topics.enable"), Now: opts.Clock.Now,
 		RetentionCheckInterval: v.Ms("log.retention.check.interval.ms"),
 		Values:                 v,
+		Guard:                  b.guard,
 	}, opts.Log)
 	if err != nil {
 		return fail(fmt.Errorf("loading partitions from %s: %w", opts.DataDir, err))
 	}
 	b.plane = plane
-	cst, err := store.OpenPebble(db, int32(v.Int("offsets.topic.num.partitions")))
+	cst, err := store.OpenPebbleGuarded(db, int32(v.Int("offsets.topic.num.partitions")), b.guard)
 	if err != nil {
 		return fail(fmt.Errorf("coordinator store in %s: %w", opts.DataDir, err))
 	}
+	// __consumer_offsets: one partition per shard, holding what the shards commit.
+	offsets := &offsetsTopic{plane: plane, log: opts.Log}
+	created, err := plane.EnsureGroupMetadataTopic(cst.Config().Shards, v.Int("offsets.topic.segment.bytes"),
+		int16(v.Int("offsets.topic.compression.codec")))
+	if err != nil {
+		return fail(err)
+	}
+	if created {
+		if err := offsets.fill(context.Background(), db, cst); err != nil {
+			return fail(err)
+		}
+	}
+	cst.SetMirror(offsets)
 	ccfg := coordinator.ConfigFrom(v)
 	groupConfigs := api.NewGroupConfigView(v, plane.GroupConfigs())
-	b.metrics = newRuntimeMetrics()
 	b.rt = engine.New(engine.Options[*coordinator.State]{
 		Shards: ccfg.Shards,
 		New: func(shard int32) *coordinator.State {
@@ -156,9 +199,10 @@ func Start(opts Options) (*Broker, error) {
 		QueueDepth: int(v.Int("muster.shard.queue.depth")),
 		Hooks:      b.metrics.hooks(),
 		Refresh:    refreshShard(plane, groupConfigs),
+		Writes:     groupWrites{b.guard},
 	})
 	b.svc = &api.Service{RT: b.rt, Cfg: ccfg, Log: opts.Log, Topics: topics{plane},
-		Self: api.Endpoint{NodeID: v.NodeID(), Host: host, Port: port}}
+		Self: api.Endpoint{NodeID: v.NodeID(), Host: host, Port: port}, Writes: groupWrites{b.guard}}
 	if b.td, err = newTopologyDescriptions(v, opts.DataDir, b); err != nil {
 		return fail(err)
 	}
@@ -174,9 +218,10 @@ func Start(opts Options) (*Broker, error) {
 		MaxConnections:   int(v.Int("muster.max.connections")),
 		MaxInflightBytes: v.Int("muster.connection.max.inflight.bytes"),
 		IdleTimeout:      idleTimeout(v.Int("connections.max.idle.ms")),
+		ClusterID:        clusterID,
+		NodeID:           v.NodeID(),
 	}
-	if opts.HTTPListen != "" {
-		b.reqMetrics = newRequestMetrics()
+	if b.reqMetrics != nil {
 		sopts.Observer = b.reqMetrics
 	}
 	b.srv = server.New(sopts, opts.Log)
@@ -196,11 +241,8 @@ func Start(opts Options) (*Broker, error) {
 			}
 		}(bl)
 	}
-	if opts.HTTPListen != "" {
-		if err := b.startHTTP(); err != nil {
-			return fail(err)
-		}
-	}
+	b.startConsole()
+	b.serving.Store(true)
 	for _, k := range []string{"log.dirs", "log.dir"} {
 		if v.IsSet(k) {
 			b.log.Warn("config key accepted for compatibility but not used", "key", k, "instead", "--data-dir")
@@ -211,7 +253,7 @@ func Start(opts Options) (*Broker, error) {
 			"advertised", net.JoinHostPort(bl.l.AdvertisedHost, strconv.Itoa(int(bl.l.AdvertisedPort))))
 	}
 	b.log.Info("muster serving", "kafka", b.Addr(), "advertised", net.JoinHostPort(host, strconv.Itoa(int(port))),
-		"http", opts.HTTPListen, "data_dir", opts.DataDir, "shards", ccfg.Shards)
+		"http", opts.HTTPListen, "data_dir", opts.DataDir, "shards", ccfg.Shards, "storage", b.guard.Status().State.String())
 	return b, nil
 }
 
@@ -287,6 +329,9 @@ func (b *Broker) Lag() *lag.Monitor { return b.lag }
 // Plane exposes the data plane (tests).
 func (b *Broker) Plane() *data.Plane { return b.plane }
 
+// Guard exposes the disk guard (tests).
+func (b *Broker) Guard() *diskguard.Guard { return b.guard }
+
 // GroupConfigs is the durable store of group configs (GROUP resources of
 // IncrementalAlterConfigs), which the group coordinator reads.
 func (b *Broker) GroupConfigs() config.GroupConfigs { return b.plane.GroupConfigs() }
@@ -305,7 +350,9 @@ func (b *Broker) WaitReady(ctx context.Context) error {
 
 // Close stops the listeners, drains the coordinator (in-flight batches commit) and closes the
 // store. SIGTERM runs this; SIGKILL loses nothing acknowledged because acknowledgements follow
-// fsync.
+// fsync. A failed store (diskguard.Failed) is left unclosed: its WAL cannot be closed cleanly
+// and a Pebble goroutine may be parked holding its lock; the next start recovers from the
+// files, which hold every acknowledged write.
 func (b *Broker) Close() error {
 	var err error
 	b.closeMu.Do(func() {
@@ -337,8 +384,13 @@ func (b *Broker) Close() error {
 		if b.plane != nil {
 			b.plane.Close()
 		}
+		b.guard.Close()
 		if b.db != nil {
-			err = b.db.Close()
+			if st := b.guard.Status(); st.State == diskguard.Failed {
+				b.log.Warn("storage: the store failed; exiting without closing it (the next start recovers every acknowledged write from its WAL)", "reason", st.Reason)
+			} else {
+				err = b.db.Close()
+			}
 		}
 	})
 	return err

@@ -124,7 +124,7 @@ func (b *Broker) observeCommits(h server.Handler) server.Handler {
 
 // lagCollector exports the latest lag snapshot: per group always, per partition for the groups
 // muster.lag.partition.metrics.groups selects (the cardinality guard).
-type lagCollector struct{ m *lag.Monitor }
+type lagCollector struct{ b *Broker }
 
 var (
 	descGroupLagStatus  = prometheus.NewDesc("muster_group_lag_status", "Burrow's status of the group's lag (1 for the current status: OK, WARNING or ERROR).", []string{"group", "status"}, nil)
@@ -148,11 +148,15 @@ func (c lagCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c lagCollector) Collect(ch chan<- prometheus.Metric) {
-	snap := c.m.Snapshot()
+	m := c.b.lagMonitor()
+	if m == nil {
+		return // off, or the broker is still starting
+	}
+	snap := m.Snapshot()
 	if !snap.At.IsZero() {
 		ch <- prometheus.MustNewConstMetric(descLagSampleAge, prometheus.GaugeValue, float64(snap.At.UnixMilli())/1000)
 	}
-	re := c.m.Config().PartitionMetrics
+	re := m.Config().PartitionMetrics
 	for _, id := range snap.Order {
 		g := snap.Groups[id]
 		ch <- prometheus.MustNewConstMetric(descGroupLagStatus, prometheus.GaugeValue, 1, id, g.Status.String())
@@ -195,4 +199,12 @@ func (b *Broker) runLag() {
 		}
 		b.lag.Run(ctx)
 	}()
+}
+
+// lagMonitor is the lag monitor once the broker serves (nil before, or when off).
+func (b *Broker) lagMonitor() *lag.Monitor {
+	if !b.serving.Load() {
+		return nil
+	}
+	return b.lag
 }

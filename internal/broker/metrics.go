@@ -14,16 +14,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/muster-io/muster/internal/console"
 	"github.com/muster-io/muster/internal/coordinator"
 	"github.com/muster-io/muster/internal/coordinator/engine"
 	"github.com/muster-io/muster/internal/security"
+	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
 // runtimeMetrics are the coordinator runtime's own metrics (Kafka's
 // GroupCoordinatorRuntimeMetrics in spirit): batch commits, their size and latency, shard loads.
 type runtimeMetrics struct {
+	guard         *diskguard.Guard // told about failed commits
 	commitLatency *prometheus.HistogramVec
 	batchSize     prometheus.Histogram
 	commitErrors  prometheus.Counter
@@ -32,8 +35,9 @@ type runtimeMetrics struct {
 	loadErrors    prometheus.Counter
 }
 
-func newRuntimeMetrics() *runtimeMetrics {
+func newRuntimeMetrics(g *diskguard.Guard) *runtimeMetrics {
 	return &runtimeMetrics{
+		guard: g,
 		commitLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "muster", Subsystem: "coordinator", Name: "batch_commit_seconds",
 			Help:    "Latency of one durable batch commit (fsync included).",
@@ -69,6 +73,7 @@ func (m *runtimeMetrics) hooks() engine.Hooks {
 			if err != nil {
 				res = "error"
 				m.commitErrors.Inc()
+				m.guard.ReportError(err) // a store that fails writes degrades the node
 			}
 			m.commitLatency.WithLabelValues(res).Observe(d.Seconds())
 			m.batchSize.Observe(float64(n))
@@ -132,6 +137,9 @@ func (g groupCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (g groupCollector) Collect(ch chan<- prometheus.Metric) {
+	if !g.b.serving.Load() {
+		return // starting: the coordinator does not exist yet
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	var sum coordinator.ShardMetrics
@@ -226,6 +234,18 @@ func (b *Broker) operatorListener() string {
 	return ""
 }
 
+// startConsole builds the web console once the coordinator and the data plane are up.
+func (b *Broker) startConsole() {
+	if b.httpSrv == nil || !b.opts.Config.Bool("muster.console.enable") {
+		return
+	}
+	b.console = console.New(console.Deps{Coordinator: b.svc, Plane: b.plane, Lag: b.lag,
+		Operator: &console.CLIOperator{Bootstrap: b.operatorListener(), Tools: b.opts.Tools},
+		NodeID:   b.opts.Config.NodeID(), Kafka: b.Addr(), Now: b.opts.Clock.Now, Log: b.log})
+	b.console.Start()
+	b.consoleReady.Store(b.console)
+}
+
 func (b *Broker) startHTTP() error {
 	b.reg = prometheus.NewRegistry()
 	b.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -236,15 +256,23 @@ func (b *Broker) startHTTP() error {
 	if b.reqMetrics != nil {
 		b.reg.MustRegister(b.reqMetrics)
 	}
-	if b.lag != nil {
-		b.reg.MustRegister(lagCollector{b.lag})
-	}
+	b.reg.MustRegister(lagCollector{b})
+	b.reg.MustRegister(storageCollector{b.guard})
 	b.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "muster_store_wal_syncs_total",
 		Help: "fsyncs of the store's write-ahead log (group commit: committed records per sync = rate(muster_coordinator_batch_records_sum) / rate(this))."},
 		func() float64 { return float64(b.walFS.WALSyncs.Load()) }))
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !b.serving.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			msg := "starting: opening the store in " + b.opts.DataDir
+			if _, note := storageReadiness(b.guard); note != "" {
+				msg += "; " + note
+			}
+			fmt.Fprintf(w, "not ready: %s\n", msg)
+			return
+		}
 		st := b.rt.ShardStatus()
 		var notReady []string
 		for i, s := range st {
@@ -252,9 +280,19 @@ func (b *Broker) startHTTP() error {
 				notReady = append(notReady, fmt.Sprintf("shard %d %s", i, s))
 			}
 		}
+		// A failed store is not ready (it serves reads only); one short of space is ready and
+		// says so (reads, deletes and retention work; writes that grow it are refused).
+		storeOK, note := storageReadiness(b.guard)
+		if !storeOK {
+			notReady = append([]string{note}, notReady...)
+		}
 		if len(notReady) > 0 {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintf(w, "not ready: %s\n", strings.Join(notReady, ", "))
+			return
+		}
+		if note != "" {
+			fmt.Fprintf(w, "ready: %d shards loaded; %s\n", len(st), note)
 			return
 		}
 		fmt.Fprintf(w, "ready: %d shards loaded\n", len(st))
@@ -267,10 +305,19 @@ func (b *Broker) startHTTP() error {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	if b.opts.Config.Bool("muster.console.enable") {
-		b.console = console.New(console.Deps{Coordinator: b.svc, Plane: b.plane, Lag: b.lag,
-			Operator: &console.CLIOperator{Bootstrap: b.operatorListener(), Tools: b.opts.Tools},
-			NodeID:   b.opts.Config.NodeID(), Kafka: b.Addr(), Now: b.opts.Clock.Now, Log: b.log})
-		b.console.Register(mux)
+		// The console's routes answer 503 until the broker has built what they read.
+		starting := func(w http.ResponseWriter, r *http.Request) {
+			c := b.consoleReady.Load()
+			if c == nil {
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, "muster is starting: the console serves once the store is open", http.StatusServiceUnavailable)
+				return
+			}
+			c.ServeHTTP(w, r)
+		}
+		mux.HandleFunc("/ui", starting)
+		mux.HandleFunc("/ui/", starting)
+		mux.HandleFunc("/api/", starting)
 		mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui", http.StatusFound) })
 	}
 	ln, err := net.Listen("tcp", b.opts.HTTPListen)
@@ -279,9 +326,6 @@ func (b *Broker) startHTTP() error {
 	}
 	b.httpLn = ln
 	b.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	if b.console != nil {
-		b.console.Start()
-	}
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
@@ -291,3 +335,5 @@ func (b *Broker) startHTTP() error {
 	}()
 	return nil
 }
+
+func apiName(k int16) string { return kmsg.NameForKey(k) }

@@ -38,6 +38,9 @@ func (c topoDescCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c topoDescCollector) Collect(ch chan<- prometheus.Metric) {
 	vals := make([]int64, len(topoDescDescs))
+	if !c.b.serving.Load() {
+		return
+	}
 	if td := c.b.td; td != nil {
 		k := &td.Counters
 		for i, a := range []*atomic.Int64{&k.SetSuccess, &k.SetError, &k.GetSuccess, &k.GetError,

@@ -74,6 +74,8 @@ var brokerDefs = []Def{
 	{Name: "socket.request.max.bytes", Kind: Int, Default: "104857600", Min: i64(1)},
 	{Name: "offsets.topic.num.partitions", Kind: Int, Default: "50", Min: i64(1), Doc: "coordinator shards; fixed when the data dir is created"},
 	{Name: "offsets.topic.replication.factor", Kind: Int, Default: "1", Min: i64(1), Max: i64(32767)},
+	{Name: "offsets.topic.compression.codec", Kind: Int, Default: "0", Min: i64(0), Max: i64(4), Doc: "compression of the record batches written to __consumer_offsets: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd"},
+	{Name: "offsets.topic.segment.bytes", Kind: Int, Default: "104857600", Min: i64(1), Doc: "segment.bytes of __consumer_offsets when it is created"},
 	{Name: "offset.metadata.max.bytes", Kind: Int, Default: "4096", Min: i64(0)},
 	{Name: "offsets.retention.minutes", Kind: Int, Default: "10080", Min: i64(1)},
 	{Name: "offsets.retention.ms", Kind: Long, Default: "-1", Min: i64(-1), Doc: "muster: finer retention; wins over offsets.retention.minutes when set"},
@@ -130,6 +132,8 @@ var brokerDefs = []Def{
 	{Name: "muster.max.connections", Kind: Int, Default: "10000", Min: i64(1), Doc: "muster: connections accepted at once; more are closed at accept"},
 	{Name: "muster.connection.max.inflight.bytes", Kind: Int, Default: "104857600", Min: i64(1), Doc: "muster: request bytes one connection may have in flight before reading pauses"},
 	{Name: "muster.shard.queue.depth", Kind: Int, Default: "4096", Min: i64(1), Doc: "muster: queued operations per coordinator shard before callers wait (backpressure)"},
+	{Name: "muster.storage.min.free.bytes", Kind: Long, Default: "1073741824", Min: i64(0), Doc: "muster: free bytes on the data dir's file system below which writes that grow the store (Produce, CreateTopics, CreatePartitions, group writes) are refused with retriable errors; deletes go on. The larger of this and muster.storage.min.free.ratio applies; writes resume at 110 % of it. Keep it at least 256 MiB (Pebble's WAL, flushes and compactions need room); 0 with a ratio of 0 turns the guard off"},
+	{Name: "muster.storage.min.free.ratio", Kind: Double, Default: "0.05", FMin: f64(0), FMax: f64(0.9), Doc: "muster: share of the data dir's file system that must stay free (see muster.storage.min.free.bytes)"},
 }
 
 var defsByName = func() map[string]*Def {

@@ -40,6 +40,7 @@ type Deps struct {
 // Console serves /ui and /api/v1.
 type Console struct {
 	d      Deps
+	mux    *http.ServeMux
 	events *hub
 	rates  *rates
 	stop   context.CancelFunc
@@ -57,9 +58,10 @@ func New(d Deps) *Console {
 	if d.PollInterval <= 0 {
 		d.PollInterval = time.Second
 	}
-	c := &Console{d: d}
+	c := &Console{d: d, mux: http.NewServeMux()}
 	c.events = newHub(c)
 	c.rates = newRates()
+	c.Register(c.mux)
 	return c
 }
 
@@ -96,6 +98,9 @@ func (c *Console) loop(ctx context.Context) {
 		}
 	}
 }
+
+// ServeHTTP serves /ui and /api/v1.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) { c.mux.ServeHTTP(w, r) }
 
 // Register adds the console's routes to mux.
 func (c *Console) Register(mux *http.ServeMux) {

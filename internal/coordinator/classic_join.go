@@ -23,14 +23,11 @@ func joinError(c *JoinCall, req *kmsg.JoinGroupRequest, err error, memberID stri
 	return resp
 }
 
-// JoinGroup handles JoinGroup v2–v9 on the shard (Kafka's GroupMetadataManager.classicGroupJoin).
-// v0–v1 answer UNSUPPORTED_VERSION (KIP-896).
+// JoinGroup handles JoinGroup v0–v9 on the shard (Kafka's GroupMetadataManager.classicGroupJoin).
+// KIP-896 removed v0–v1 in Kafka 4.0 and KAFKA-19444 restored them in 4.0.1 and 4.1 (older
+// librdkafka needs them); v0 has no rebalance timeout, so the session timeout stands for it.
 func JoinGroup(req *kmsg.JoinGroupRequest) func(st *State, c *JoinCall) {
 	return func(st *State, c *JoinCall) {
-		if req.Version < 2 {
-			c.Reply(st, joinError(c, req, kerr.UnsupportedVersion, req.MemberID))
-			return
-		}
 		if req.Group == "" {
 			c.Reply(st, joinError(c, req, kerr.InvalidGroupID, req.MemberID))
 			return

@@ -594,13 +594,26 @@ func TestClassicInitialRebalanceDelay(t *testing.T) {
 	})
 }
 
+// TestClassicJoinV0V1: JoinGroup v0–v1 are served again (KAFKA-19444): a v0 member has no
+// rebalance timeout of its own, so its session timeout bounds the rebalance; v0–v3 need no
+// member id round trip (MEMBER_ID_REQUIRED is v4+).
+func TestClassicJoinV0V1(t *testing.T) {
+	for _, v := range []int16{0, 1} {
+		h := clHarness()
+		r := clJoinResp(t, clJoin(h, v, ""))
+		if r.ErrorCode != 0 || r.MemberID == "" || r.Generation != 1 || r.LeaderID != r.MemberID {
+			t.Fatalf("v%d join: %+v", v, r)
+		}
+		if desc := h.St.Groups[clGroup]; desc == nil {
+			t.Fatalf("v%d join created no group", v)
+		}
+	}
+}
+
 func TestClassicJoinValidation(t *testing.T) {
 	h := clHarness()
 	clWantJoinErr(t, clJoin(h, 5, "", clSession(5*time.Second)), kerr.InvalidSessionTimeout)
 	clWantJoinErr(t, clJoin(h, 5, "", clSession(31*time.Minute)), kerr.InvalidSessionTimeout)
-	for _, v := range []int16{0, 1} {
-		clWantJoinErr(t, clJoin(h, v, ""), kerr.UnsupportedVersion)
-	}
 	clWantJoinErr(t, clJoin(h, 5, "", func(r *kmsg.JoinGroupRequest) { r.ProtocolType = "" }), kerr.InconsistentGroupProtocol)
 	clWantJoinErr(t, clJoin(h, 5, "", clProtos()), kerr.InconsistentGroupProtocol)
 	clWantJoinErr(t, clJoin(h, 5, "someone"), kerr.UnknownMemberID) // known id, no group

@@ -20,7 +20,8 @@ func setErr(code *int16, msg **string, aerr *apiError) {
 // a replica assignment sets the partition count. Errors per topic:
 // INVALID_TOPIC_EXCEPTION, INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR,
 // INVALID_REQUEST (duplicate topic in request, or partitions and assignment
-// both given), INVALID_CONFIG, TOPIC_ALREADY_EXISTS. ValidateOnly checks
+// both given, or an internal topic's name: only its coordinator creates it),
+// INVALID_CONFIG, TOPIC_ALREADY_EXISTS. ValidateOnly checks
 // without creating. v5+ echoes partitions, replication factor and configs.
 func (p *Plane) CreateTopics(ctx context.Context, req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse {
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
@@ -46,6 +47,12 @@ func (p *Plane) CreateTopics(ctx context.Context, req *kmsg.CreateTopicsRequest)
 func (p *Plane) createOne(rt kmsg.CreateTopicsRequestTopic, validateOnly, duplicate bool, st *kmsg.CreateTopicsResponseTopic) *apiError {
 	if duplicate {
 		return errf(kerr.InvalidRequest, "create topics request must not contain duplicate topics")
+	}
+	if kafkaInternalTopics[rt.Topic] {
+		if t, _ := p.lookup(rt.Topic); t != nil {
+			return errf(kerr.TopicAlreadyExists, "topic %q already exists", rt.Topic)
+		}
+		return errf(kerr.InvalidRequest, "Creation of internal topic %s is prohibited.", rt.Topic)
 	}
 	partitions, rf := rt.NumPartitions, rt.ReplicationFactor
 	if len(rt.ReplicaAssignment) > 0 {
@@ -108,7 +115,8 @@ func (p *Plane) createOne(rt kmsg.CreateTopicsRequestTopic, validateOnly, duplic
 // DeleteTopics deletes topics by name (v0–v5 TopicNames; v6+ Topics with a
 // name or a topic ID) along with all their records. Errors per topic:
 // UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID, INVALID_REQUEST (v6 entry
-// with both or neither of name and ID).
+// with both or neither of name and ID), INVALID_TOPIC_EXCEPTION for an
+// internal topic (its coordinator owns it).
 func (p *Plane) DeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	entries := req.Topics
@@ -140,7 +148,9 @@ func (p *Plane) DeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsRequest)
 		if t != nil {
 			name := t.name
 			st.Topic, st.TopicID = &name, t.id
-			if aerr := p.deleteTopic(t); aerr != nil {
+			if t.internal {
+				setErr(&st.ErrorCode, &st.ErrorMessage, internalTopicError("Cannot delete internal topic %s", t.name))
+			} else if aerr := p.deleteTopic(t); aerr != nil {
 				setErr(&st.ErrorCode, &st.ErrorMessage, aerr)
 			}
 		}
@@ -150,7 +160,7 @@ func (p *Plane) DeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsRequest)
 }
 
 // CreatePartitions grows topics to Count partitions. Errors per topic:
-// UNKNOWN_TOPIC_OR_PARTITION, INVALID_PARTITIONS (Count not above the current
+// INVALID_TOPIC_EXCEPTION for an internal topic, UNKNOWN_TOPIC_OR_PARTITION, INVALID_PARTITIONS (Count not above the current
 // count), INVALID_REPLICA_ASSIGNMENT (assignment count ≠ new partitions, or a
 // replica other than this node), INVALID_REQUEST (topic listed twice).
 func (p *Plane) CreatePartitions(ctx context.Context, req *kmsg.CreatePartitionsRequest) *kmsg.CreatePartitionsResponse {
@@ -177,6 +187,9 @@ func (p *Plane) growOne(rt kmsg.CreatePartitionsRequestTopic, validateOnly, dupl
 	t, parts := p.lookup(rt.Topic)
 	if t == nil {
 		return errf(kerr.UnknownTopicOrPartition, "topic %q does not exist", rt.Topic)
+	}
+	if t.internal {
+		return internalTopicError("Cannot change the partition count of internal topic %s: it has one partition per coordinator shard (offsets.topic.num.partitions)", t.name)
 	}
 	if rt.Assignment != nil {
 		if int(rt.Count)-len(parts) != len(rt.Assignment) && rt.Count > int32(len(parts)) {

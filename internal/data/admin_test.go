@@ -67,10 +67,32 @@ func TestMetadataAutoCreateAndIDs(t *testing.T) {
 		t.Fatalf("auto-create: %+v", resp.Topics[0])
 	}
 	id := resp.Topics[0].TopicID
-	req.Topics = []kmsg.MetadataRequestTopic{{TopicID: id}, {TopicID: [16]byte{1, 2}}, {Topic: strp("bad/name")}}
+	// A request naming topics by id is answered by id only (KafkaApis): the
+	// name-only entry is not looked up.
+	req.Topics = []kmsg.MetadataRequestTopic{{TopicID: id}, {TopicID: [16]byte{1, 2}}, {Topic: strp("ignored")}}
 	resp = e.p.Metadata(e.ctx, req)
-	if *resp.Topics[0].Topic != "new" || resp.Topics[1].ErrorCode != kerr.UnknownTopicID.Code || resp.Topics[2].ErrorCode != kerr.InvalidTopicException.Code {
+	if len(resp.Topics) != 2 || *resp.Topics[0].Topic != "new" || resp.Topics[1].ErrorCode != kerr.UnknownTopicID.Code {
 		t.Fatalf("lookups: %+v", resp.Topics)
+	}
+	if _, ok := e.p.Topic("ignored"); ok {
+		t.Fatal("a name in a by-id request was auto-created")
+	}
+	req.Topics = []kmsg.MetadataRequestTopic{{Topic: strp("bad/name")}}
+	if resp := e.p.Metadata(e.ctx, req); resp.Topics[0].ErrorCode != kerr.InvalidTopicException.Code {
+		t.Fatalf("bad name: %+v", resp.Topics)
+	}
+	// v10–v11 carry the fields but Kafka serves ids from v12 only.
+	for _, v := range []int16{10, 11} {
+		req := kmsg.NewPtrMetadataRequest()
+		req.Version = v
+		req.Topics = []kmsg.MetadataRequestTopic{{Topic: strp("new"), TopicID: id}}
+		if resp := e.p.Metadata(e.ctx, req); len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != kerr.InvalidRequest.Code || len(resp.Brokers) != 0 {
+			t.Fatalf("v%d topic id: %+v", v, resp)
+		}
+		req.Topics = []kmsg.MetadataRequestTopic{{}}
+		if resp := e.p.Metadata(e.ctx, req); resp.Topics[0].ErrorCode != kerr.InvalidRequest.Code || *resp.Topics[0].Topic != "" {
+			t.Fatalf("v%d null name: %+v", v, resp)
+		}
 	}
 	req.Topics = []kmsg.MetadataRequestTopic{}
 	if resp := e.p.Metadata(e.ctx, req); len(resp.Topics) != 0 {

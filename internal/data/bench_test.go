@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -12,7 +13,20 @@ import (
 // acks=all (Pebble Sync), 1 KiB records in batches of 100, with 1 and with
 // several concurrent producers (RunParallel: parallelism × GOMAXPROCS
 // goroutines, each producing to one partition of 8).
-func BenchmarkProduce(b *testing.B) {
+func BenchmarkProduce(b *testing.B) { benchmarkProduce(b, newEnv) }
+
+// BenchmarkProduceGuarded is BenchmarkProduce with every write going through a disk guard
+// (diskguard: Pebble's logger, FS and commit wrapper, the refusal check and Spend), as the
+// broker runs it: the difference is the guard's cost on the fast path.
+func BenchmarkProduceGuarded(b *testing.B) {
+	benchmarkProduce(b, func(tb testing.TB) *env {
+		ge := newGuardedEnv(tb, nil, 250*time.Millisecond)
+		tb.Cleanup(func() { ge.p.Close(); ge.g.Close(); ge.db.Close() })
+		return ge.env
+	})
+}
+
+func benchmarkProduce(b *testing.B, newEnv func(testing.TB) *env) {
 	for _, producers := range []int{1, 8, 32} {
 		b.Run(fmt.Sprintf("parallelism=%d", producers), func(b *testing.B) {
 			e := newEnv(b)

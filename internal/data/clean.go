@@ -8,6 +8,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/spaolacci/murmur3"
+
+	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
 // errCleaningAborted stops a cleaning whose log changed under it (DeleteRecords or retention
@@ -305,7 +307,12 @@ func (p *Plane) commitClean(j *cleanJob, b *pebble.Batch, opts *pebble.WriteOpti
 			return err
 		}
 	}
-	return b.Commit(opts)
+	if err := p.commit(diskguard.Compaction, func() error { return b.Commit(opts) }); err != nil {
+		return err
+	}
+	pre := partPrefix(kindLog, j.part.topicID, j.part.index)
+	p.cfg.Guard.Reclaim(pre, prefixEnd(pre)) // compacted at once while space is short
+	return nil
 }
 
 // cleanBatch filters one stored batch (Kafka's LogCleaner.cleanInto with its RecordFilter and

@@ -58,7 +58,7 @@ func (c *cleaner) run() {
 		default:
 		}
 		cleaned = 0
-		if threads := int(eff.Int("log.cleaner.threads")); eff.Bool("log.cleaner.enable") && threads > 0 {
+		if threads := int(eff.Int("log.cleaner.threads")); eff.Bool("log.cleaner.enable") && threads > 0 && !c.p.storeFailed() {
 			cleaned = c.round(threads, false)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/muster-io/muster/internal/config"
+	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
 // Config is the broker configuration the data plane needs.
@@ -28,6 +29,9 @@ type Config struct {
 	// RetentionCheckInterval is log.retention.check.interval.ms: how often
 	// the background loop enforces retention. Default 5 minutes.
 	RetentionCheckInterval time.Duration
+	// Guard decides which writes the store takes (a full or failed disk); every commit goes
+	// through it. nil: every write is attempted (tests).
+	Guard *diskguard.Guard
 
 	// Values is the static broker configuration (file and overrides): the
 	// broker-wide defaults of topic configs (log.*, message.max.bytes), the

@@ -10,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/muster-io/muster/internal/config"
+
+	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
 // configChange is one resource's requested config change: the whole new set of overrides
@@ -205,7 +207,7 @@ func (p *Plane) alterTopicConfigs(c *configChange, validateOnly bool) *apiError 
 		next[k] = strings.TrimSpace(v)
 	}
 	rec := topicRecordFor(t, int32(len(parts)), next)
-	if err := p.db.Set(topicKey(t.name), rec, pebble.Sync); err != nil {
+	if err := p.commit(diskguard.Configs, func() error { return p.db.Set(topicKey(t.name), rec, pebble.Sync) }); err != nil {
 		p.log.Error("alter topic configs", "topic", t.name, "err", err)
 		return errf(kerr.KafkaStorageError, "%v", err)
 	}

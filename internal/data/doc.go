@@ -72,6 +72,19 @@
 // commits replaces whole record batches, so a crash leaves every batch
 // either old or cleaned: no retained record is lost or duplicated.
 //
+// # Internal topics
+//
+// Kafka's internal topics (__consumer_offsets, __transaction_state,
+// __share_group_state) are listed with IsInternal and belong to their
+// coordinator: a client never creates one (Metadata auto-creation answers
+// UNKNOWN_TOPIC_OR_PARTITION, CreateTopics INVALID_REQUEST) and never
+// produces to, deletes, resizes or trims one (INVALID_TOPIC_EXCEPTION).
+// __consumer_offsets exists from the start with one partition per group
+// coordinator shard (offsets.topic.num.partitions), compacted; the
+// coordinator store appends each batch of records it commits to the shard's
+// partition inside the same Pebble batch (AppendGroupMetadata), in Kafka's
+// record format, so consumers of the topic read what the coordinator holds.
+//
 // # Configs
 //
 // Topic configs (CreateTopics, AlterConfigs, IncrementalAlterConfigs) are

@@ -9,6 +9,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/muster-io/muster/internal/config"
+
+	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
 // effective is the broker configuration in force: the static Values with the dynamic broker
@@ -76,12 +78,12 @@ func (p *Plane) loadDynamicConfigs() error {
 // log configuration is recomputed, the cleaner re-reads its settings. dynMu held.
 func (p *Plane) setBrokerConfigs(res string, m map[string]string) error {
 	b, _ := json.Marshal(m)
-	var err error
-	if len(m) == 0 {
-		err = p.db.Delete(nameKey(kindBrokerConfig, res), pebble.Sync)
-	} else {
-		err = p.db.Set(nameKey(kindBrokerConfig, res), b, pebble.Sync)
-	}
+	err := p.commit(diskguard.Configs, func() error {
+		if len(m) == 0 {
+			return p.db.Delete(nameKey(kindBrokerConfig, res), pebble.Sync)
+		}
+		return p.db.Set(nameKey(kindBrokerConfig, res), b, pebble.Sync)
+	})
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/muster-io/muster/internal/config"
+
+	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
 // GroupConfigStore keeps the dynamic configs of groups (GROUP resources of
@@ -108,13 +110,13 @@ func (s *GroupConfigStore) Delete(group string) error {
 // set durably replaces group's overrides (none: removes them) and notifies the subscribers.
 // writeMu held.
 func (s *GroupConfigStore) set(group string, m map[string]string) error {
-	var err error
-	if len(m) == 0 {
-		err = s.p.db.Delete(nameKey(kindGroupConfig, group), pebble.Sync)
-	} else {
+	err := s.p.commit(diskguard.Configs, func() error {
+		if len(m) == 0 {
+			return s.p.db.Delete(nameKey(kindGroupConfig, group), pebble.Sync)
+		}
 		b, _ := json.Marshal(m)
-		err = s.p.db.Set(nameKey(kindGroupConfig, group), b, pebble.Sync)
-	}
+		return s.p.db.Set(nameKey(kindGroupConfig, group), b, pebble.Sync)
+	})
 	if err != nil {
 		return err
 	}

@@ -2,10 +2,13 @@ package data
 
 import (
 	"context"
+	"errors"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
 // Special ListOffsets timestamps (Kafka's ListOffsetsRequest constants).
@@ -13,21 +16,59 @@ const (
 	tsLatest              = -1
 	tsEarliest            = -2
 	tsMaxTimestamp        = -3 // KIP-734, v7+
-	tsEarliestLocal       = -4 // KIP-1005, v8+
-	tsEarliestPendingUpld = -5 // KIP-1023, v9+
+	tsEarliestLocal       = -4 // KIP-405, v8+
+	tsLatestTiered        = -5 // KIP-1005, v9+
+	tsEarliestPendingUpld = -6 // KIP-1023, v11+
 )
+
+// timestampMinVersion is the first ListOffsets version that defines each special timestamp
+// (Kafka's ReplicaManager.timestampMinSupportedVersion).
+var timestampMinVersion = map[int64]int16{
+	tsLatest:              1,
+	tsEarliest:            1,
+	tsMaxTimestamp:        7,
+	tsEarliestLocal:       8,
+	tsLatestTiered:        9,
+	tsEarliestPendingUpld: 11,
+}
+
+// timestampUnsupported is Kafka's ReplicaManager.isListOffsetsTimestampUnsupported: a negative
+// timestamp that is no special value, or one the request's version does not define yet.
+func timestampUnsupported(ts int64, version int16) bool {
+	if ts >= 0 {
+		return false
+	}
+	min, ok := timestampMinVersion[ts]
+	return !ok || version < min
+}
 
 // ListOffsets answers per partition: earliest (-2, and earliest-local -4) →
 // log start offset; latest (-1) → high watermark (also for read_committed:
 // no transactions, so LSO = HW); max-timestamp (-3) → the first record with
-// the largest timestamp; a timestamp ≥ 0 → the first record at or after the
+// the largest timestamp; latest-tiered (-5) and earliest-pending-upload (-6)
+// → offset -1 (no tiered storage: Kafka's UnifiedLog answers so for a topic
+// without remote storage); a timestamp ≥ 0 → the first record at or after the
 // log start offset whose timestamp is ≥ it, or offset -1 when none.
 // Compressed batches are decompressed to find the record, as Kafka does;
 // only a batch whose records cannot be decoded is approximated by the batch
-// (base offset, or last offset for -3).
-// Errors: UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_LEADER_EPOCH (epoch > 0).
+// (base offset, or last offset for -3). v10's TimeoutMillis bounds remote
+// storage lookups, which muster never makes.
+// Errors, in Kafka's order: INVALID_REQUEST for a partition listed twice,
+// UNSUPPORTED_VERSION for a special timestamp the version does not define
+// (-3 needs v7, -4 v8, -5 v9, -6 v11; any other negative value is never
+// defined), UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_LEADER_EPOCH (epoch > 0).
 func (p *Plane) ListOffsets(ctx context.Context, req *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsResponse {
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	type tp struct {
+		topic     string
+		partition int32
+	}
+	seen := make(map[tp]int)
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			seen[tp{rt.Topic, rp.Partition}]++
+		}
+	}
 	for _, rt := range req.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
@@ -36,6 +77,10 @@ func (p *Plane) ListOffsets(ctx context.Context, req *kmsg.ListOffsetsRequest) *
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			switch {
+			case seen[tp{rt.Topic, rp.Partition}] > 1:
+				sp.ErrorCode = kerr.InvalidRequest.Code
+			case timestampUnsupported(rp.Timestamp, req.Version):
+				sp.ErrorCode = kerr.UnsupportedVersion.Code
 			case t == nil || rp.Partition < 0 || int(rp.Partition) >= len(parts):
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			case req.Version >= 4 && rp.CurrentLeaderEpoch > 0:
@@ -50,13 +95,6 @@ func (p *Plane) ListOffsets(ctx context.Context, req *kmsg.ListOffsetsRequest) *
 				sp.Offset, sp.Timestamp = off, ts
 				if off >= 0 {
 					sp.LeaderEpoch = 0
-				}
-				if req.Version == 0 {
-					if off >= 0 && rp.MaxNumOffsets > 0 {
-						sp.OldStyleOffsets = []int64{off}
-					} else {
-						sp.OldStyleOffsets = []int64{}
-					}
 				}
 			}
 			st.Partitions = append(st.Partitions, sp)
@@ -185,8 +223,9 @@ func (p *Plane) OffsetForLeaderEpoch(ctx context.Context, req *kmsg.OffsetForLea
 // the high watermark) and deletes the batches wholly below it; the batch
 // containing the new start is kept (fetches skip its earlier records client
 // side, as in Kafka). LowWatermark is the resulting log start offset.
-// Errors: UNKNOWN_TOPIC_OR_PARTITION, OFFSET_OUT_OF_RANGE (offset > HW or < -1),
-// POLICY_VIOLATION when the topic's cleanup.policy lacks "delete" (Kafka's
+// Errors: INVALID_TOPIC_EXCEPTION for an internal topic (Kafka's
+// ReplicaManager.deleteRecordsOnLocalLog), UNKNOWN_TOPIC_OR_PARTITION,
+// OFFSET_OUT_OF_RANGE (offset > HW or < -1), POLICY_VIOLATION when the topic's cleanup.policy lacks "delete" (Kafka's
 // Partition.deleteRecordsOnLeader).
 func (p *Plane) DeleteRecords(ctx context.Context, req *kmsg.DeleteRecordsRequest) *kmsg.DeleteRecordsResponse {
 	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
@@ -198,9 +237,12 @@ func (p *Plane) DeleteRecords(ctx context.Context, req *kmsg.DeleteRecordsReques
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LowWatermark = -1
-			if t == nil || rp.Partition < 0 || int(rp.Partition) >= len(parts) {
+			switch {
+			case t != nil && t.internal:
+				sp.ErrorCode = kerr.InvalidTopicException.Code // Kafka: "Cannot delete records of internal topic"
+			case t == nil || rp.Partition < 0 || int(rp.Partition) >= len(parts):
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			} else {
+			default:
 				lw, code := p.deleteRecords(t, parts[rp.Partition], rp.Offset)
 				sp.LowWatermark = lw
 				if code != nil {
@@ -251,8 +293,10 @@ func (p *Plane) deleteRecords(t *topic, part *partition, offset int64) (int64, *
 		}
 	}
 	_ = it.Close()
-	if err := p.commitLogStart(t, part, cut, offset); err != nil {
-		p.log.Error("delete records", "topic", t.name, "err", err)
+	if err := p.commitLogStart(t, part, cut, offset, diskguard.DeleteRecords); err != nil {
+		if !errors.Is(err, diskguard.ErrRefused) {
+			p.log.Error("delete records", "topic", t.name, "err", err)
+		}
 		return -1, kerr.KafkaStorageError
 	}
 	return offset, nil

@@ -45,8 +45,33 @@ func TestListOffsets(t *testing.T) {
 			t.Errorf("ts %d: offset %d ts %d err %v, want %d %d", c.ts, sp.Offset, sp.Timestamp, kerr.ErrorForCode(sp.ErrorCode), c.off, c.gotTS)
 		}
 	}
-	if sp := listOffset(e, 0, "lo", 0, -1); len(sp.OldStyleOffsets) != 1 || sp.OldStyleOffsets[0] != 8 {
-		t.Errorf("v0: %+v", sp)
+	// Special timestamps need the version that defines them (Kafka's
+	// ReplicaManager.isListOffsetsTimestampUnsupported); an undefined negative
+	// value is never valid. Without tiered storage -5 and -6 answer offset -1.
+	gates := []struct {
+		ts       int64
+		version  int16
+		ok       bool
+		off, got int64
+	}{
+		{-1, 1, true, 8, -1}, {-2, 1, true, 0, -1},
+		{-3, 6, false, 0, 0}, {-3, 7, true, 5, 502},
+		{-4, 7, false, 0, 0}, {-4, 8, true, 0, -1},
+		{-5, 8, false, 0, 0}, {-5, 9, true, -1, -1},
+		{-6, 10, false, 0, 0}, {-6, 11, true, -1, -1},
+		{-7, 11, false, 0, 0}, {-100, 11, false, 0, 0},
+	}
+	for _, g := range gates {
+		sp := listOffset(e, g.version, "lo", 0, g.ts)
+		switch {
+		case !g.ok && sp.ErrorCode != kerr.UnsupportedVersion.Code:
+			t.Errorf("ts %d at v%d: %v, want UNSUPPORTED_VERSION", g.ts, g.version, kerr.ErrorForCode(sp.ErrorCode))
+		case g.ok && (sp.ErrorCode != 0 || sp.Offset != g.off || sp.Timestamp != g.got):
+			t.Errorf("ts %d at v%d: %+v, want offset %d ts %d", g.ts, g.version, sp, g.off, g.got)
+		}
+	}
+	if sp := listOffset(e, 6, "missing", 0, -3); sp.ErrorCode != kerr.UnsupportedVersion.Code {
+		t.Errorf("undefined timestamp on a missing topic: %v, want UNSUPPORTED_VERSION first", kerr.ErrorForCode(sp.ErrorCode))
 	}
 	if sp := listOffset(e, 8, "lo", 3, -1); sp.ErrorCode != kerr.UnknownTopicOrPartition.Code {
 		t.Errorf("bad partition: %v", kerr.ErrorForCode(sp.ErrorCode))

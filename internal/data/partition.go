@@ -39,8 +39,11 @@ type partition struct {
 type pendingAppend struct {
 	end    int64 // one past the batch's last offset
 	done   bool
-	failed bool          // the commit failed (set before ch is closed)
-	ch     chan struct{} // closed when the commit finished (successfully or not)
+	failed bool // the commit failed (set before ch is closed)
+	// stall: the commit failed inside the store and may be visible there until
+	// a restart; the high watermark never passes it.
+	stall bool
+	ch    chan struct{} // closed when the commit finished (successfully or not)
 }
 
 func newPartition(id [16]byte, index int32, nowMs int64) *partition {
@@ -64,13 +67,14 @@ func (p *partition) begin(n int64) (int64, *pendingAppend) {
 }
 
 // finish marks pa done and advances the high watermark over the finished
-// prefix of in-flight appends, waking fetches when it moved.
-func (p *partition) finish(pa *pendingAppend, failed bool) {
+// prefix of in-flight appends (stopping at a stalled one), waking fetches when
+// it moved.
+func (p *partition) finish(pa *pendingAppend, failed, stall bool) {
 	p.mu.Lock()
-	pa.done, pa.failed = true, failed
+	pa.done, pa.failed, pa.stall = true, failed, stall
 	close(pa.ch)
 	moved := false
-	for len(p.inflight) > 0 && p.inflight[0].done {
+	for len(p.inflight) > 0 && p.inflight[0].done && !p.inflight[0].stall {
 		p.hw = p.inflight[0].end
 		p.inflight[0] = nil
 		p.inflight = p.inflight[1:]

@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/muster-io/muster/internal/config"
+	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
 // Plane is the data plane: the topic registry and the partition logs, with
@@ -50,6 +51,9 @@ type Plane struct {
 	retentionDone chan struct{} // closed when the retention loop returned
 
 	images imageCache // the coordinator's metadata.Image (image.go)
+
+	// groupMetadataCodec is offsets.topic.compression.codec (AppendGroupMetadata).
+	groupMetadataCodec atomic.Int32
 
 	subMu      sync.Mutex
 	subs       []func(TopicChange)
@@ -101,6 +105,15 @@ func (p *Plane) Close() error {
 	<-p.retentionDone
 	<-p.cleaner.done
 	return nil
+}
+
+// commit runs one write of kind w to the store through the guard (diskguard.Guard.Commit).
+func (p *Plane) commit(w diskguard.Write, fn func() error) error { return p.cfg.Guard.Commit(w, fn) }
+
+// storeFailed reports whether the store takes no writes at all any more (the background loops
+// pause).
+func (p *Plane) storeFailed() bool {
+	return p.cfg.Guard.Refusing() && p.cfg.Guard.Status().State == diskguard.Failed
 }
 
 // Rack is broker.rack ("" when unset).

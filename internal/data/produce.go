@@ -3,6 +3,7 @@ package data
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -10,6 +11,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
 // Produce appends each partition's record batch and answers with its base
@@ -23,8 +26,13 @@ import (
 // auto.create.topics.enable (else UNKNOWN_TOPIC_OR_PARTITION; v13+ by topic
 // ID: UNKNOWN_TOPIC_ID); idempotent batches follow Kafka's sequence rules
 // (a duplicate answers NONE with the original base offset). Acks other than
-// -1, 0, 1 → INVALID_REQUIRED_ACKS. Transactional produce is not supported
-// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED). acks=0 returns nil: no response.
+// -1, 0, 1 → INVALID_REQUIRED_ACKS. An internal topic (__consumer_offsets) is
+// written by its coordinator only: INVALID_TOPIC_EXCEPTION (Kafka's
+// ReplicaManager.appendToLocalLog). Transactional produce is not supported
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED). While the disk is short of space or
+// the store failed (diskguard), every partition answers KAFKA_STORAGE_ERROR, a
+// retriable error, with the reason in ErrorMessage (v8+), and nothing is
+// written. acks=0 returns nil: no response.
 func (p *Plane) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	byID := req.Version >= 13
@@ -52,6 +60,9 @@ func (p *Plane) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.Pro
 				terr = aerr.code
 			}
 		}
+		if terr == nil && t.internal {
+			terr = kerr.InvalidTopicException // Kafka: "Cannot append to internal topic"
+		}
 		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
 		for i, rp := range rt.Partitions {
 			sp := &st.Partitions[i]
@@ -64,6 +75,12 @@ func (p *Plane) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.Pro
 				continue
 			case rp.Partition < 0 || int(rp.Partition) >= len(parts):
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				continue
+			}
+			if err := p.cfg.Guard.Refuse(diskguard.Produce); err != nil {
+				sp.ErrorCode = kerr.KafkaStorageError.Code
+				msg := err.Error()
+				sp.ErrorMessage = &msg
 				continue
 			}
 			wg.Add(1)
@@ -159,6 +176,8 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 	logStart := part.logStart
 	part.mu.Unlock()
 
+	p.cfg.Guard.Spend(len(records))
+
 	// Build the stored batch straight into the Pebble batch: the records as
 	// sent with the base offset and partition leader epoch (both outside the
 	// CRC) rewritten, and LogAppendTime stamped when the topic says so; the
@@ -191,7 +210,7 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 	if !sync {
 		opts = pebble.NoSync
 	}
-	err := b.Commit(opts)
+	err := p.commit(diskguard.Produce, func() error { return b.Commit(opts) })
 	_ = b.Close()
 	if err == nil && idempotent {
 		part.mu.Lock()
@@ -202,11 +221,21 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 		}
 		part.mu.Unlock()
 	}
-	part.finish(pa, err != nil)
+	// A refused commit wrote nothing: its offsets stay assigned (a gap, as
+	// after compaction). A commit that failed inside the store may be visible
+	// in Pebble's memtable until a restart; the high watermark stops before it
+	// so that no fetch serves what was never acknowledged (the store takes no
+	// more writes until a restart, which recovers exactly what is on disk).
+	var failed *diskguard.CommitError
+	stall := errors.As(err, &failed)
+	part.finish(pa, err != nil, stall)
 	if err != nil {
-		// The offsets stay assigned (a gap, as after compaction).
-		p.log.Error("produce commit", "topic", t.name, "partition", part.index, "err", err)
+		if !errors.Is(err, diskguard.ErrRefused) {
+			p.log.Error("produce commit", "topic", t.name, "partition", part.index, "err", err)
+		}
 		sp.ErrorCode = kerr.KafkaStorageError.Code
+		msg := err.Error()
+		sp.ErrorMessage = &msg
 		return
 	}
 	sp.BaseOffset, sp.LogStartOffset = base, logStart

@@ -3,12 +3,15 @@ package data
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
 // producerBatchesKept is how many batches per (producer, partition) Kafka
@@ -232,10 +235,14 @@ func (p *Plane) loadProducers() error {
 		for _, k := range stale {
 			_ = b.Delete(k, nil)
 		}
-		if err := b.Commit(pebble.Sync); err != nil {
+		err := p.commit(diskguard.Retention, func() error { return b.Commit(pebble.Sync) })
+		_ = b.Close()
+		switch {
+		case errors.Is(err, diskguard.ErrRefused) || errors.Is(err, diskguard.ErrStoreFailed):
+			p.log.Warn("data: stale producer state kept (dropped at a later start)", "err", err)
+		case err != nil:
 			return fmt.Errorf("data: drop stale producer state: %w", err)
 		}
-		_ = b.Close()
 	}
 	return nil
 }
@@ -275,7 +282,9 @@ func (p *Plane) allocProducerID() (int64, error) {
 			p.pidNext = p.nextPID
 		}
 		limit := p.pidNext + producerIDBlock
-		if err := p.db.Set(nextPIDKey(), binary.BigEndian.AppendUint64(nil, uint64(limit)), pebble.Sync); err != nil {
+		if err := p.commit(diskguard.ProducerIDs, func() error {
+			return p.db.Set(nextPIDKey(), binary.BigEndian.AppendUint64(nil, uint64(limit)), pebble.Sync)
+		}); err != nil {
 			return 0, err
 		}
 		p.pidLimit = limit

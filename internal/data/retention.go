@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
 // retentionLimits are one topic's effective retention.ms and retention.bytes
@@ -49,8 +51,12 @@ func (p *Plane) retentionLoop() {
 // kept.
 // A batch whose max timestamp is negative (no timestamps) stops time-based
 // deletion there.
-// It runs in the background every log.retention.check.interval.ms.
+// It runs in the background every log.retention.check.interval.ms, and not
+// at all while the store failed (it takes no writes).
 func (p *Plane) EnforceRetention() int {
+	if p.storeFailed() {
+		return 0
+	}
 	now := p.cfg.Now().UnixMilli()
 	deleted := 0
 	for _, t := range p.sortedTopics() {
@@ -143,7 +149,7 @@ func (p *Plane) advanceLogStart(t *topic, part *partition, newStart int64) (move
 	if newStart <= part.logStart || newStart > part.hw {
 		return false, nil
 	}
-	if err := p.commitLogStart(t, part, newStart, newStart); err != nil {
+	if err := p.commitLogStart(t, part, newStart, newStart, diskguard.Retention); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -151,8 +157,10 @@ func (p *Plane) advanceLogStart(t *topic, part *partition, newStart int64) (move
 
 // commitLogStart durably deletes part's batches below cut and the sealed
 // segments wholly below newStart, moves the log start offset to newStart and
-// updates the partition (logMu and mu held).
-func (p *Plane) commitLogStart(t *topic, part *partition, cut, newStart int64) error {
+// updates the partition (logMu and mu held). w is DeleteRecords or Retention:
+// both are taken while the disk is short of space, and the deleted range is
+// then compacted at once to give the space back.
+func (p *Plane) commitLogStart(t *topic, part *partition, cut, newStart int64, w diskguard.Write) error {
 	n, segKeys := part.segmentsBelow(newStart)
 	b := p.db.NewBatch()
 	_ = b.DeleteRange(logKey(t.id, part.index, 0), logKey(t.id, part.index, cut), nil)
@@ -160,11 +168,12 @@ func (p *Plane) commitLogStart(t *topic, part *partition, cut, newStart int64) e
 		_ = b.Delete(k, nil)
 	}
 	_ = b.Set(logStartKey(t.id, part.index), binary.BigEndian.AppendUint64(nil, uint64(newStart)), nil)
-	err := b.Commit(pebble.Sync)
+	err := p.commit(w, func() error { return b.Commit(pebble.Sync) })
 	_ = b.Close()
 	if err != nil {
 		return err
 	}
+	p.cfg.Guard.Reclaim(logKey(t.id, part.index, 0), logKey(t.id, part.index, cut))
 	part.logStart = newStart
 	part.dropSegments(n, p.cfg.Now().UnixMilli())
 	return nil

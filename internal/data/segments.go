@@ -2,10 +2,13 @@ package data
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
 // segment is one log segment (Kafka's LogSegment): the batches from base up to the next
@@ -191,9 +194,12 @@ func (p *Plane) loadSegments(part *partition, nowMs int64) error {
 		for _, k := range stale {
 			_ = b.Delete(k, nil)
 		}
-		err := b.Commit(pebble.Sync)
+		err := p.commit(diskguard.Retention, func() error { return b.Commit(pebble.Sync) })
 		_ = b.Close()
-		if err != nil {
+		switch {
+		case errors.Is(err, diskguard.ErrRefused) || errors.Is(err, diskguard.ErrStoreFailed):
+			p.log.Warn("data: stale segment records kept (dropped at a later start)", "err", err)
+		case err != nil:
 			return fmt.Errorf("data: drop stale segments: %w", err)
 		}
 	}

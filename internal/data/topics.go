@@ -2,6 +2,7 @@ package data
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/muster-io/muster/internal/config"
+	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
 // topic is one topic. name, id and internal never change; parts and configs
@@ -31,13 +33,6 @@ type topic struct {
 	// DeleteTopics, so no append lands after the topic's keys are deleted.
 	life    sync.RWMutex
 	deleted bool
-}
-
-// kafkaInternalTopics are the topics Kafka marks internal in Metadata.
-var kafkaInternalTopics = map[string]bool{
-	"__consumer_offsets":  true,
-	"__transaction_state": true,
-	"__share_group_state": true,
 }
 
 func newTopic(name string, id [16]byte, configs map[string]string, eff *config.Values) *topic {
@@ -141,7 +136,8 @@ func (p *Plane) checkCreate(name string, partitions int32, configs map[string]*s
 }
 
 // createTopic creates a validated topic durably and publishes the change.
-// Errors: TOPIC_ALREADY_EXISTS, KAFKA_STORAGE_ERROR.
+// Errors: TOPIC_ALREADY_EXISTS, KAFKA_STORAGE_ERROR (also while the disk is
+// short of space: a new topic grows the store).
 func (p *Plane) createTopic(spec createSpec, validateOnly bool) (*topic, *apiError) {
 	p.adminMu.Lock()
 	if t, _ := p.lookup(spec.name); t != nil {
@@ -153,9 +149,13 @@ func (p *Plane) createTopic(spec createSpec, validateOnly bool) (*topic, *apiErr
 		p.adminMu.Unlock()
 		return t, nil
 	}
-	if err := p.db.Set(topicKey(t.name), encodeTopic(t, spec.partitions), pebble.Sync); err != nil {
+	if err := p.commit(diskguard.CreateTopics, func() error {
+		return p.db.Set(topicKey(t.name), encodeTopic(t, spec.partitions), pebble.Sync)
+	}); err != nil {
 		p.adminMu.Unlock()
-		p.log.Error("create topic", "topic", t.name, "err", err)
+		if !errors.Is(err, diskguard.ErrRefused) {
+			p.log.Error("create topic", "topic", t.name, "err", err)
+		}
 		return nil, errf(kerr.KafkaStorageError, "%v", err)
 	}
 	// A fresh topic ID has no stored keys, so the partitions start empty.
@@ -198,14 +198,18 @@ func (p *Plane) CreateTopic(name string, partitions int32, configs map[string]st
 }
 
 // autoCreate returns the topic called name, creating it with num.partitions
-// when auto.create.topics.enable allows. Errors: UNKNOWN_TOPIC_OR_PARTITION
-// (auto-creation off), INVALID_TOPIC_EXCEPTION, KAFKA_STORAGE_ERROR.
+// when auto.create.topics.enable allows; an internal topic is never created
+// here. Errors: UNKNOWN_TOPIC_OR_PARTITION (auto-creation off, or an internal
+// topic that does not exist), INVALID_TOPIC_EXCEPTION, KAFKA_STORAGE_ERROR.
 func (p *Plane) autoCreate(name string, allow bool) (*topic, []*partition, *apiError) {
 	if t, parts := p.lookup(name); t != nil {
 		return t, parts, nil
 	}
 	if msg := validTopicName(name); msg != "" {
 		return nil, nil, errf(kerr.InvalidTopicException, "%s", msg)
+	}
+	if kafkaInternalTopics[name] { // created by their coordinator only, never by a client
+		return nil, nil, &apiError{code: kerr.UnknownTopicOrPartition}
 	}
 	if !allow || !p.cfg.AutoCreateTopics {
 		return nil, nil, &apiError{code: kerr.UnknownTopicOrPartition}
@@ -247,9 +251,16 @@ func (p *Plane) deleteTopic(t *topic) *apiError {
 		pre := topicPrefix(kind, t.id)
 		_ = b.DeleteRange(pre, prefixEnd(pre), nil)
 	}
-	err := b.Commit(pebble.Sync)
+	err := p.commit(diskguard.DeleteTopics, func() error { return b.Commit(pebble.Sync) })
 	_ = b.Close()
 	t.life.Unlock()
+	if err == nil {
+		// While space is short, the guard compacts the deleted keys at once.
+		for _, kind := range []byte{kindLog, kindProducerBatch} {
+			pre := topicPrefix(kind, t.id)
+			p.cfg.Guard.Reclaim(pre, prefixEnd(pre))
+		}
+	}
 	for _, part := range parts {
 		part.wake() // long-polling fetches notice the deletion
 	}
@@ -296,7 +307,9 @@ func (p *Plane) growTopicLocked(t *topic, count int32, validateOnly bool) *apiEr
 	if validateOnly {
 		return nil
 	}
-	if err := p.db.Set(topicKey(t.name), encodeTopic(t, count), pebble.Sync); err != nil {
+	if err := p.commit(diskguard.CreatePartitions, func() error {
+		return p.db.Set(topicKey(t.name), encodeTopic(t, count), pebble.Sync)
+	}); err != nil {
 		return errf(kerr.KafkaStorageError, "%v", err)
 	}
 	p.mu.Lock()

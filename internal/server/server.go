@@ -65,6 +65,10 @@ type Options struct {
 	IdleTimeout time.Duration
 	// Observer, when set, receives the timing of every answered request (request metrics).
 	Observer RequestObserver
+	// ClusterID and NodeID identify this broker to ApiVersions v5+ (KIP-1242): a client that
+	// names another cluster or node is told to rebootstrap.
+	ClusterID string
+	NodeID    int32
 }
 
 // Per-connection buffer sizes. Large frames and responses bypass the buffers, so small ones keep

@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
 // Key layout in the shared Pebble DB (the data plane owns the 'd' prefix):
@@ -23,10 +25,35 @@ const (
 
 // Pebble is the embedded Store over a Pebble DB shared with the data plane.
 type Pebble struct {
-	db  *pebble.DB
-	cfg ClusterConfig
+	db    *pebble.DB
+	cfg   ClusterConfig
+	guard *diskguard.Guard // nil: no guard (tests)
 	// syncWrites is false only in tests that measure non-durable paths.
 	syncWrites bool
+	// mirror, when set, adds every Append's records to the same Pebble batch elsewhere.
+	mirror Mirror
+}
+
+// Mirror copies the records of every committed Append into the same Pebble batch, so that the
+// copy commits atomically with them: muster's __consumer_offsets topic (internal/broker). It
+// runs on the shard's committer, once per Append, and must be quick.
+type Mirror interface {
+	// Stage adds shard's records (a nil value is a tombstone) to b; done is called once b's
+	// commit returned, with whether it succeeded.
+	Stage(shard int32, recs []Record, b *pebble.Batch) (done func(committed bool))
+}
+
+// SetMirror installs m; call it before the first Acquire.
+func (p *Pebble) SetMirror(m Mirror) { p.mirror = m }
+
+// Scan streams shard's live records in key order without acquiring its lease (a copy of each
+// record): for filling a mirror before the coordinator starts.
+func (p *Pebble) Scan(ctx context.Context, shard int32, fn func(Record) error) error {
+	if shard < 0 || shard >= p.cfg.Shards {
+		return fmt.Errorf("store: shard %d out of range [0,%d)", shard, p.cfg.Shards)
+	}
+	s := &pebbleShard{p: p, id: shard, prefix: binary.BigEndian.AppendUint32([]byte{prefixCoord}, uint32(shard))}
+	return s.Load(ctx, fn)
 }
 
 // ErrShardCountChanged is returned by OpenPebble when the configured shard count differs from the
@@ -35,11 +62,20 @@ var ErrShardCountChanged = errors.New("store: offsets.topic.num.partitions diffe
 
 // OpenPebble opens the coordinator store inside db, creating the cluster config on first use.
 func OpenPebble(db *pebble.DB, shards int32) (*Pebble, error) {
+	return OpenPebbleGuarded(db, shards, nil)
+}
+
+// OpenPebbleGuarded is OpenPebble with every write going through g (diskguard.Guard.Commit): an
+// Append is refused while g refuses its kind (a batch of tombstones only is a GroupDelete,
+// anything else a GroupWrite), and a Pebble failure during a commit is an error, not a crash.
+func OpenPebbleGuarded(db *pebble.DB, shards int32, g *diskguard.Guard) (*Pebble, error) {
 	key := []byte{prefixMeta, 's', 'h', 'a', 'r', 'd', 's'}
 	v, closer, err := db.Get(key)
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
-		if err := db.Set(key, binary.BigEndian.AppendUint32(nil, uint32(shards)), pebble.Sync); err != nil {
+		if err := g.Commit(diskguard.Lease, func() error {
+			return db.Set(key, binary.BigEndian.AppendUint32(nil, uint32(shards)), pebble.Sync)
+		}); err != nil {
 			return nil, fmt.Errorf("store: writing cluster config: %w", err)
 		}
 	case err != nil:
@@ -55,7 +91,7 @@ func OpenPebble(db *pebble.DB, shards int32) (*Pebble, error) {
 			return nil, fmt.Errorf("%w: data dir has %d, configured %d", ErrShardCountChanged, have, shards)
 		}
 	}
-	return &Pebble{db: db, cfg: ClusterConfig{Shards: shards}, syncWrites: true}, nil
+	return &Pebble{db: db, cfg: ClusterConfig{Shards: shards}, guard: g, syncWrites: true}, nil
 }
 
 // Config implements Store.
@@ -64,7 +100,9 @@ func (p *Pebble) Config() ClusterConfig { return p.cfg }
 // Close implements Store; the DB itself is closed by its owner.
 func (p *Pebble) Close() error { return nil }
 
-// Acquire implements Store: bumps and persists the shard's lease epoch.
+// Acquire implements Store: bumps and persists the shard's lease epoch. When the store failed
+// (diskguard.ErrStoreFailed) the new epoch is kept in memory only: no Append can succeed any
+// more, so nothing needs fencing, and the shard still loads to serve reads.
 func (p *Pebble) Acquire(ctx context.Context, shard int32) (Shard, error) {
 	if shard < 0 || shard >= p.cfg.Shards {
 		return nil, fmt.Errorf("store: shard %d out of range [0,%d)", shard, p.cfg.Shards)
@@ -83,7 +121,9 @@ func (p *Pebble) Acquire(ctx context.Context, shard int32) (Shard, error) {
 		closer.Close()
 	}
 	epoch++
-	if err := p.db.Set(ek, binary.BigEndian.AppendUint64(nil, uint64(epoch)), pebble.Sync); err != nil {
+	if err := p.guard.Commit(diskguard.Lease, func() error {
+		return p.db.Set(ek, binary.BigEndian.AppendUint64(nil, uint64(epoch)), pebble.Sync)
+	}); err != nil && !errors.Is(err, diskguard.ErrStoreFailed) {
 		return nil, err
 	}
 	return &pebbleShard{p: p, id: shard, epoch: epoch, lost: make(chan struct{}),
@@ -158,6 +198,7 @@ func (s *pebbleShard) Append(ctx context.Context, recs []Record) error {
 	b := s.p.db.NewBatch()
 	defer b.Close()
 	key := make([]byte, 0, 64)
+	kind := diskguard.GroupDelete // tombstones only: taken while space is short
 	for _, r := range recs {
 		key = append(key[:0], s.prefix...)
 		key = append(key, r.Key...)
@@ -165,15 +206,24 @@ func (s *pebbleShard) Append(ctx context.Context, recs []Record) error {
 		if r.Value == nil {
 			err = b.Delete(key, nil)
 		} else {
+			kind = diskguard.GroupWrite
 			err = b.Set(key, r.Value, nil)
 		}
 		if err != nil {
 			return err
 		}
 	}
+	var done func(bool)
+	if m := s.p.mirror; m != nil {
+		done = m.Stage(s.id, recs, b)
+	}
 	opts := pebble.Sync
 	if !s.p.syncWrites {
 		opts = pebble.NoSync
 	}
-	return b.Commit(opts)
+	err := s.p.guard.Commit(kind, func() error { return b.Commit(opts) })
+	if done != nil {
+		done(err == nil)
+	}
+	return err
 }

@@ -24,7 +24,9 @@ type Broker struct {
 }
 
 // Start starts a broker on a fresh data dir with the given config overrides (key=value). The
-// initial rebalance delay defaults to 0 in tests unless overridden.
+// initial rebalance delay defaults to 0 in tests unless overridden, and the free-space guard
+// keeps 32 MiB free rather than the production 1 GiB / 5 % (a test machine's busy disk must not
+// run every test degraded); the guard's own tests set their thresholds.
 func Start(t testing.TB, overrides ...string) *Broker {
 	return StartIn(t, t.TempDir(), nil, overrides...)
 }
@@ -39,7 +41,8 @@ func StartIn(t testing.TB, dir string, clock engine.Clock, overrides ...string) 
 // only to stderr when MUSTER_TEST_LOG is set). log must be safe for concurrent writes.
 func StartLogged(t testing.TB, dir string, clock engine.Clock, log io.Writer, overrides ...string) *Broker {
 	t.Helper()
-	all := append([]string{"group.initial.rebalance.delay.ms=0", "offsets.topic.num.partitions=8"}, overrides...)
+	all := append([]string{"group.initial.rebalance.delay.ms=0", "offsets.topic.num.partitions=8",
+		"muster.storage.min.free.bytes=33554432", "muster.storage.min.free.ratio=0"}, overrides...)
 	vals, err := config.Parse(nil, all)
 	if err != nil {
 		t.Fatalf("config: %v", err)

@@ -5,8 +5,8 @@ type VersionRange struct{ Min, Max int16 }
 
 // API is one entry of the supported-API table. Advertised is what ApiVersions reports; Accepted
 // is what the server dispatches (it is wider where Kafka answers removed versions with
-// UNSUPPORTED_VERSION in the response body rather than closing the connection, e.g. JoinGroup
-// v0–v1 per KIP-896).
+// UNSUPPORTED_VERSION in the response body rather than closing the connection, e.g.
+// OffsetCommit v0–v1 per KIP-896).
 type API struct {
 	Key        int16
 	Name       string
@@ -16,23 +16,25 @@ type API struct {
 
 // Supported is muster's table of API keys and versions. It drives ApiVersions and request
 // validation alike; a key is served only if it is listed here and a handler is registered.
-// Minimums follow Kafka 4.0 (KIP-896); maximums are the lower of Kafka 4.4's and kmsg's.
+// Minimums follow Kafka 4.3 (KIP-896, with JoinGroup v0–v1 restored in Kafka 4.0.1/4.1 by
+// KAFKA-19444); maximums are the newest versions kmsg encodes that Kafka serves (4.3, and 4.4
+// where muster implements the 4.4 feature: KIP-1331 and KIP-1242), except the Withheld ones.
 var Supported = []API{
 	{0, "Produce", VersionRange{3, 11}, VersionRange{3, 11}},
-	{1, "Fetch", VersionRange{4, 16}, VersionRange{4, 16}},
-	{2, "ListOffsets", VersionRange{1, 9}, VersionRange{1, 9}},
-	{3, "Metadata", VersionRange{0, 12}, VersionRange{0, 12}},
-	{8, "OffsetCommit", VersionRange{2, 9}, VersionRange{0, 9}},
-	{9, "OffsetFetch", VersionRange{1, 9}, VersionRange{0, 9}},
+	{1, "Fetch", VersionRange{4, 18}, VersionRange{4, 18}},
+	{2, "ListOffsets", VersionRange{1, 11}, VersionRange{1, 11}},
+	{3, "Metadata", VersionRange{0, 13}, VersionRange{0, 13}},
+	{8, "OffsetCommit", VersionRange{2, 10}, VersionRange{0, 10}},
+	{9, "OffsetFetch", VersionRange{1, 10}, VersionRange{0, 10}},
 	{10, "FindCoordinator", VersionRange{0, 6}, VersionRange{0, 6}},
-	{11, "JoinGroup", VersionRange{2, 9}, VersionRange{0, 9}},
+	{11, "JoinGroup", VersionRange{0, 9}, VersionRange{0, 9}},
 	{12, "Heartbeat", VersionRange{0, 4}, VersionRange{0, 4}},
 	{13, "LeaveGroup", VersionRange{0, 5}, VersionRange{0, 5}},
 	{14, "SyncGroup", VersionRange{0, 5}, VersionRange{0, 5}},
 	{15, "DescribeGroups", VersionRange{0, 6}, VersionRange{0, 6}},
 	{16, "ListGroups", VersionRange{0, 5}, VersionRange{0, 5}},
 	{17, "SaslHandshake", VersionRange{0, 1}, VersionRange{0, 1}},
-	{18, "ApiVersions", VersionRange{0, 4}, VersionRange{0, 4}},
+	{18, "ApiVersions", VersionRange{0, 5}, VersionRange{0, 5}},
 	{19, "CreateTopics", VersionRange{2, 7}, VersionRange{2, 7}},
 	{20, "DeleteTopics", VersionRange{1, 6}, VersionRange{1, 6}},
 	{21, "DeleteRecords", VersionRange{0, 2}, VersionRange{0, 2}},
@@ -50,7 +52,7 @@ var Supported = []API{
 	{47, "OffsetDelete", VersionRange{0, 0}, VersionRange{0, 0}},
 	{50, "DescribeUserScramCredentials", VersionRange{0, 0}, VersionRange{0, 0}},
 	{51, "AlterUserScramCredentials", VersionRange{0, 0}, VersionRange{0, 0}},
-	{60, "DescribeCluster", VersionRange{0, 1}, VersionRange{0, 1}},
+	{60, "DescribeCluster", VersionRange{0, 2}, VersionRange{0, 2}},
 	{68, "ConsumerGroupHeartbeat", VersionRange{0, 1}, VersionRange{0, 1}},
 	{69, "ConsumerGroupDescribe", VersionRange{0, 1}, VersionRange{0, 1}},
 	{88, "StreamsGroupHeartbeat", VersionRange{0, 1}, VersionRange{0, 1}},

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/muster-io/muster/internal/testutil"
 )
@@ -69,7 +70,10 @@ func TestAgainstMuster(t *testing.T) {
 // the tool joining it.
 func TestDescribeOffsetsMetadataOnMuster(t *testing.T) {
 	f := newMusterFixture(t)
-	cl := f.client()
+	// OffsetCommit at most v9: the commit names its topics (v10 names them by id).
+	vs := kversion.Stable()
+	vs.SetMaxKeyVersion(kmsg.OffsetCommit.Int16(), 9)
+	cl := f.client(kgo.MaxVersions(vs))
 	defer cl.Close()
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Group, req.Generation = "admin-only", -1

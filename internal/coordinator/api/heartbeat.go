@@ -10,7 +10,12 @@ import (
 
 // Heartbeat serves the classic Heartbeat v0–v4 (coordinator.Heartbeat).
 func (s *Service) Heartbeat(ctx context.Context, meta coordinator.Meta, req *kmsg.HeartbeatRequest) *kmsg.HeartbeatResponse {
-	resp, err := do(ctx, s, req.Group, meta, coordinator.Heartbeat(req))
+	err := s.refuseFrozen(req.Group)
+	var resp *kmsg.HeartbeatResponse
+	if err == nil {
+		resp, err = do(ctx, s, req.Group, meta, coordinator.Heartbeat(req))
+		s.noteRefused(req.Group, err)
+	}
 	if err != nil {
 		out := req.ResponseKind().(*kmsg.HeartbeatResponse)
 		out.ErrorCode = coordinator.ErrorCode(err)

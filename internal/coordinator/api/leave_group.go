@@ -10,7 +10,11 @@ import (
 
 // LeaveGroup serves LeaveGroup v0–v5 (coordinator.LeaveGroup).
 func (s *Service) LeaveGroup(ctx context.Context, meta coordinator.Meta, req *kmsg.LeaveGroupRequest) *kmsg.LeaveGroupResponse {
-	resp, err := do(ctx, s, req.Group, meta, coordinator.LeaveGroup(req))
+	err := s.refuseWrite()
+	var resp *kmsg.LeaveGroupResponse
+	if err == nil {
+		resp, err = do(ctx, s, req.Group, meta, coordinator.LeaveGroup(req))
+	}
 	if err != nil {
 		out := req.ResponseKind().(*kmsg.LeaveGroupResponse)
 		out.ErrorCode = coordinator.ErrorCode(err)

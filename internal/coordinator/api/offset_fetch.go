@@ -8,11 +8,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/metadata"
 )
 
-// OffsetFetch serves OffsetFetch v1–v9 (v0 answers UNSUPPORTED_VERSION): v8+ carries many groups
-// (each read on its shard, in parallel), older versions one group with top-level fields. Groups
-// answer in request order.
+// OffsetFetch serves OffsetFetch v1–v10 (v0 answers UNSUPPORTED_VERSION): v8+ carries many
+// groups (each read on its shard, in parallel), older versions one group with top-level fields.
+// Groups answer in request order. v10 names topics by id (KAFKA-14691, byTopicID).
 func (s *Service) OffsetFetch(ctx context.Context, meta coordinator.Meta, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if req.Version < 1 {
@@ -20,9 +21,17 @@ func (s *Service) OffsetFetch(ctx context.Context, meta coordinator.Meta, req *k
 		return resp
 	}
 	var groups []coordinator.FetchGroup
+	var ids []*fetchByID
 	if req.Version >= 8 {
+		im := s.image()
 		for _, g := range req.Groups {
-			groups = append(groups, coordinator.FetchGroup{Group: g.Group, MemberID: g.MemberID, MemberEpoch: g.MemberEpoch, Topics: g.Topics})
+			fg := coordinator.FetchGroup{Group: g.Group, MemberID: g.MemberID, MemberEpoch: g.MemberEpoch, Topics: g.Topics}
+			if req.Version >= 10 {
+				var byID *fetchByID
+				fg.Topics, byID = resolveFetchTopics(im, g.Topics)
+				ids = append(ids, byID)
+			}
+			groups = append(groups, fg)
 		}
 	} else {
 		fg := coordinator.FetchGroup{Group: req.Group, MemberEpoch: -1}
@@ -60,6 +69,11 @@ func (s *Service) OffsetFetch(ctx context.Context, meta coordinator.Meta, req *k
 		}
 		wg.Wait()
 	}
+	if req.Version >= 10 {
+		for i := range results {
+			ids[i].answer(s.image(), &results[i])
+		}
+	}
 	if req.Version >= 8 {
 		resp.Groups = results
 		return resp
@@ -94,4 +108,72 @@ func (s *Service) OffsetFetch(ctx context.Context, meta coordinator.Meta, req *k
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp
+}
+
+// fetchByID is what OffsetFetch v10 needs to answer one group by topic id: each requested
+// topic's id and whether the metadata image knew it (nil topics = every committed offset).
+type fetchByID struct {
+	all     bool
+	ids     [][16]byte
+	unknown []bool
+}
+
+// resolveFetchTopics names the requested topics of one v10 group by their ids in the image
+// (an unknown id gets no name, so the coordinator finds no offset for it).
+func resolveFetchTopics(im *metadata.Image, topics []kmsg.OffsetFetchRequestGroupTopic) ([]kmsg.OffsetFetchRequestGroupTopic, *fetchByID) {
+	if topics == nil {
+		return nil, &fetchByID{all: true}
+	}
+	b := &fetchByID{ids: make([][16]byte, len(topics)), unknown: make([]bool, len(topics))}
+	named := make([]kmsg.OffsetFetchRequestGroupTopic, len(topics))
+	for i, t := range topics {
+		named[i] = t
+		b.ids[i] = t.TopicID
+		name, ok := im.TopicName(t.TopicID)
+		if !ok || t.TopicID == ([16]byte{}) {
+			b.unknown[i] = true
+			name = ""
+		}
+		named[i].Topic = name
+	}
+	return named, b
+}
+
+// answer rewrites one group's answer for v10 (Kafka's KafkaApis.handleOffsetFetchRequest with
+// topic ids): requested topics carry their ids, and an id the image did not know answers
+// UNKNOWN_TOPIC_ID for each of its partitions; fetching every offset names each topic by its
+// current id and leaves out the offsets of a topic the image no longer has (a deleted topic has
+// no id to name it by).
+func (b *fetchByID) answer(im *metadata.Image, g *kmsg.OffsetFetchResponseGroup) {
+	if g.ErrorCode != 0 {
+		return
+	}
+	if b.all {
+		kept := g.Topics[:0]
+		for _, t := range g.Topics {
+			id, _, ok := im.TopicID(t.Topic)
+			if !ok {
+				continue
+			}
+			t.TopicID = id
+			kept = append(kept, t)
+		}
+		g.Topics = kept
+		return
+	}
+	for i := range g.Topics {
+		if i >= len(b.ids) {
+			break
+		}
+		t := &g.Topics[i]
+		t.TopicID = b.ids[i]
+		if !b.unknown[i] {
+			continue
+		}
+		for j := range t.Partitions {
+			p := &t.Partitions[j]
+			md := ""
+			p.ErrorCode, p.Offset, p.LeaderEpoch, p.Metadata = kerr.UnknownTopicID.Code, -1, -1, &md
+		}
+	}
 }

@@ -10,12 +10,15 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/muster-io/muster/internal/coordinator"
 	"github.com/muster-io/muster/internal/coordinator/engine"
+	"github.com/muster-io/muster/internal/lograte"
 	"github.com/muster-io/muster/internal/metadata"
 )
 
@@ -46,6 +49,27 @@ type Service struct {
 	Self   Endpoint
 	// TopologyDescriptions is the KIP-1331 side; nil when no plugin is configured.
 	TopologyDescriptions *TopologyDescriptions
+	// Writes tells whether the store takes writes now (the runtime's Options.Writes; nil:
+	// always). See writes.go.
+	Writes engine.WriteGate
+
+	frozenMu sync.Mutex
+	frozen   map[string]struct{} // groups whose writes a shard refused (writes.go)
+	frozenN  atomic.Int32
+	logOnce  sync.Once
+	limited  *lograte.Limiter // repeated warnings (limitedLog)
+}
+
+// limitedLog is the Service's log with repeats of a line summarised once per 30 s.
+func (s *Service) limitedLog() *lograte.Limiter {
+	s.logOnce.Do(func() {
+		log := s.Log
+		if log == nil {
+			log = slog.New(slog.DiscardHandler)
+		}
+		s.limited = lograte.New(log, 30*time.Second)
+	})
+	return s.limited
 }
 
 // Handler serves one API key.

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -18,7 +19,17 @@ func (s *Service) StreamsGroupHeartbeat(ctx context.Context, meta coordinator.Me
 	if !s.Cfg.Streams.Enabled {
 		return coordinator.StreamsGroupHeartbeatError(req, coordinator.Errf(kerr.UnsupportedVersion, "The streams rebalance protocol is not enabled."))
 	}
+	var err error
+	if req.MemberEpoch <= 0 { // joins and leaves always write
+		err = s.refuseWrite()
+	} else {
+		err = s.refuseFrozen(req.Group)
+	}
+	if err != nil {
+		return coordinator.StreamsGroupHeartbeatError(req, err)
+	}
 	out, err := do(ctx, s, req.Group, meta, coordinator.StreamsGroupHeartbeat(req))
+	s.noteRefused(req.Group, err)
 	if err != nil {
 		return coordinator.StreamsGroupHeartbeatError(req, err)
 	}
@@ -35,8 +46,8 @@ func (s *Service) createStreamsInternalTopics(topics []coordinator.StreamsIntern
 		return
 	}
 	for _, t := range topics {
-		if err := s.Topics.CreateTopic(t.Name, t.Partitions, t.Configs); err != nil && s.Log != nil {
-			s.Log.Warn("streams: creating internal topic failed", "topic", t.Name, "partitions", t.Partitions, "err", err)
+		if err := s.Topics.CreateTopic(t.Name, t.Partitions, t.Configs); err != nil {
+			s.limitedLog().LogKey("create "+t.Name, slog.LevelWarn, "streams: creating internal topic failed", "topic", t.Name, "partitions", t.Partitions, "err", err)
 		}
 	}
 }

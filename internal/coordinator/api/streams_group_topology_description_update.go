@@ -55,6 +55,9 @@ func (s *Service) StreamsGroupTopologyDescriptionUpdate(ctx context.Context, met
 	case req.Group == "":
 		return fail(coordinator.Errf(kerr.InvalidRequest, "GroupId can't be empty."))
 	}
+	if err := s.refuseWrite(); err != nil {
+		return fail(err)
+	}
 	if _, err := do(ctx, s, req.Group, meta, coordinator.CheckTopologyDescriptionPush(req)); err != nil {
 		return fail(err)
 	}

@@ -11,7 +11,12 @@ import (
 // SyncGroup serves SyncGroup v0–v5: a follower's answer waits for the leader's assignment to be
 // durable (coordinator.SyncGroup).
 func (s *Service) SyncGroup(ctx context.Context, meta coordinator.Meta, req *kmsg.SyncGroupRequest) *kmsg.SyncGroupResponse {
-	resp, err := do(ctx, s, req.Group, meta, coordinator.SyncGroup(req))
+	err := s.refuseFrozen(req.Group)
+	var resp *kmsg.SyncGroupResponse
+	if err == nil {
+		resp, err = do(ctx, s, req.Group, meta, coordinator.SyncGroup(req))
+		s.noteRefused(req.Group, err)
+	}
 	if err != nil {
 		return coordinator.SyncGroupError(req, err)
 	}

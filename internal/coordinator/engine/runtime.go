@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/lograte"
 	"github.com/muster-io/muster/internal/store"
 )
 
@@ -58,19 +59,55 @@ type Options[S Shard] struct {
 	// Refresh runs on the shard goroutine before every operation and timer run and after a
 	// load: the group coordinator hands the shard the newest topic metadata image here.
 	Refresh func(s S)
+	// Writes, when set, tells the runtime whether the store takes writes now (see WriteGate);
+	// nil: every batch is appended.
+	Writes WriteGate
+}
+
+// WriteGate tells the runtime whether the store takes writes now: a disk short of space takes
+// deletes only, a failed store nothing. The broker's is the disk guard.
+type WriteGate interface {
+	// Refusing reports whether some writes may be refused now. false is the fast path, one
+	// atomic load per operation: the runtime batches as usual.
+	Refusing() bool
+	// Refuse returns nil when records may be appended now, else why not (counted as a refused
+	// write); deletesOnly: the records are all tombstones.
+	Refuse(deletesOnly bool) error
+}
+
+// ErrWritesRefused marks the calls refused because the store takes no writes now (errors.Is);
+// they answer COORDINATOR_NOT_AVAILABLE, retriable, with the reason as the error message.
+var ErrWritesRefused = errors.New("the store refuses writes")
+
+// Refused is the error of a call refused because the store takes no writes now, for reason:
+// errors.Is(err, ErrWritesRefused) and errors.Is(err, kerr.CoordinatorNotAvailable) hold and
+// coordinator.ErrorMessage gives the reason.
+func Refused(reason error) error {
+	return fmt.Errorf("%w: %w", ErrWritesRefused, coordinator.Errf(kerr.CoordinatorNotAvailable, "%v", reason))
 }
 
 // Runtime runs the coordinator shards: one goroutine per shard owns its state, batches the
 // records of concurrent operations into one durable Append (group commit, one batch in flight per
 // shard) and releases responses only after their batch is durable. A failed Append fails the
 // batch's calls with NOT_COORDINATOR (retriable) and reloads the shard from the store.
+//
+// While the store refuses writes (Options.Writes: a full or failed disk), each operation's
+// effects are screened as it ends instead of at the Append: one that wrote only tombstones
+// (group and offset deletes, offset expiry) or nothing (reads, heartbeats that change nothing)
+// goes on as usual; one that wrote anything else is refused: its calls fail with
+// COORDINATOR_NOT_AVAILABLE (Refused), what earlier operations wrote is appended, and the
+// shard reloads from the store, since its state already holds the refused records. The
+// adapters refuse the requests that always write before they reach a shard, so reloads stay
+// rare.
 type Runtime[S Shard] struct {
-	opts   Options[S]
-	log    *slog.Logger
-	shards []*shard[S]
-	loaded atomic.Int32
-	wg     sync.WaitGroup
-	stop   chan struct{}
+	opts Options[S]
+	log  *slog.Logger
+	// limited logs repeated shard failures (loads, refusals) once per interval.
+	limited *lograte.Limiter
+	shards  []*shard[S]
+	loaded  atomic.Int32
+	wg      sync.WaitGroup
+	stop    chan struct{}
 }
 
 // job is one operation waiting in a shard's queue.
@@ -103,6 +140,8 @@ type shard[S Shard] struct {
 	loadedOK    bool
 	lease       store.Shard
 	extra       []coordinator.Pending // replies the engine itself gave (an operation panicked)
+	held        coordinator.Effects   // screened effects waiting for the next Append (store refusing)
+	refused     error                 // set by screen: an operation was refused, the shard must reload
 	inflight    *batch
 	outstanding map[failer]struct{}
 	commitDone  chan error
@@ -140,7 +179,7 @@ func New[S Shard](opts Options[S]) *Runtime[S] {
 	if opts.Clock == nil {
 		opts.Clock = WallClock{}
 	}
-	rt := &Runtime[S]{opts: opts, log: opts.Log, stop: make(chan struct{})}
+	rt := &Runtime[S]{opts: opts, log: opts.Log, limited: lograte.New(opts.Log, 30*time.Second), stop: make(chan struct{})}
 	for i := int32(0); i < opts.Shards; i++ {
 		rt.shards = append(rt.shards, &shard[S]{rt: rt, id: i, ops: make(chan *job[S], opts.QueueDepth),
 			wake: make(chan struct{}, 1), done: make(chan struct{}), commitDone: make(chan error, 1), appends: make(chan appendReq, 1)})
@@ -297,6 +336,7 @@ func (s *shard[S]) loop() {
 	}
 	s.armTimer() // timers re-armed by OnLoaded must fire without waiting for a request
 	for {
+		ok := true
 		select {
 		case <-s.rt.stop:
 			s.shutdown()
@@ -304,7 +344,7 @@ func (s *shard[S]) loop() {
 		case j := <-s.ops:
 			s.queued.Add(-1)
 			s.run(j)
-			s.drain()
+			ok = s.screen() && s.drain()
 		case err := <-s.commitDone:
 			if !s.committed(err) {
 				if !s.load() {
@@ -313,26 +353,92 @@ func (s *shard[S]) loop() {
 				s.armTimer()
 				continue
 			}
-			s.drain() // what queued during the Append joins the next one
+			ok = s.drain() // what queued during the Append joins the next one
 		case <-s.wake:
 		}
-		s.runTimers()
+		if ok {
+			s.runTimers()
+			ok = s.screen()
+		}
+		if !ok {
+			if !s.reloadAfterRefusal() {
+				return
+			}
+			s.armTimer()
+			continue
+		}
 		s.maybeCommit()
 		s.armTimer()
 	}
 }
 
-// drain runs what is queued (up to 1024 calls) into the current batch.
-func (s *shard[S]) drain() {
+// drain runs what is queued (up to 1024 calls) into the current batch; false: an operation was
+// refused (screen).
+func (s *shard[S]) drain() bool {
 	for i := 0; i < 1024; i++ {
 		select {
 		case j := <-s.ops:
 			s.queued.Add(-1)
 			s.run(j)
+			if !s.screen() {
+				return false
+			}
 		default:
-			return
+			return true
 		}
 	}
+	return true
+}
+
+// screen runs after each operation and timer run. While the store refuses writes it takes what
+// was produced: effects with no records, or tombstones only while the store takes deletes, are
+// held for the next Append; anything else is refused: the calls that produced it fail with
+// Refused, and false tells the loop to reload (reloadAfterRefusal). With the store taking
+// writes it costs one atomic load and the effects stay in the shard for the next Append.
+func (s *shard[S]) screen() bool {
+	g := s.rt.opts.Writes
+	if g == nil || !g.Refusing() {
+		return true
+	}
+	e := s.st.TakeEffects()
+	if len(e.Records) > 0 {
+		deletesOnly := true
+		for _, r := range e.Records {
+			if r.Value != nil {
+				deletesOnly = false
+				break
+			}
+		}
+		if err := g.Refuse(deletesOnly); err != nil {
+			s.refused = Refused(err)
+			s.release(&batch{replies: e.Replies}, s.refused)
+			return false
+		}
+	}
+	s.held.Records = append(s.held.Records, e.Records...)
+	s.held.Replies = append(s.held.Replies, e.Replies...)
+	return true
+}
+
+// reloadAfterRefusal restores a shard whose state holds refused records: the batch in flight
+// and what earlier operations wrote (held) are appended and their calls answered as those
+// Appends decide, the calls still waiting on the shard (pending joins and syncs) fail with the
+// refusal, and the shard reloads from the store. false: the runtime is stopping.
+func (s *shard[S]) reloadAfterRefusal() bool {
+	err := s.refused
+	s.refused = nil
+	s.rt.limited.LogKey(fmt.Sprintf("refused %d", s.id), slog.LevelWarn,
+		"coordinator: refused an operation that writes while the store refuses writes; reloading the shard",
+		"shard", s.id, "reason", err)
+	if s.inflight != nil && !s.committed(<-s.commitDone) {
+		return s.load()
+	}
+	s.maybeCommit()
+	if s.inflight != nil && !s.committed(<-s.commitDone) {
+		return s.load()
+	}
+	s.abandon(err)
+	return s.load()
 }
 
 // load acquires the lease and replays the shard; it retries with back-off until it succeeds or
@@ -348,7 +454,7 @@ func (s *shard[S]) load() bool {
 			return true
 		}
 		s.status.Store(shardFailed)
-		s.rt.log.Error("coordinator: shard load failed", "shard", s.id, "err", err)
+		s.rt.limited.LogKey(fmt.Sprintf("load %d", s.id), slog.LevelError, "coordinator: shard load failed", "shard", s.id, "err", err)
 		select {
 		case <-s.rt.stop:
 			return false
@@ -390,7 +496,7 @@ func (s *shard[S]) tryLoad() error {
 		return err
 	}
 	s.st, s.loadedOK = st, true
-	s.inflight, s.extra = nil, nil
+	s.inflight, s.extra, s.held, s.refused = nil, nil, coordinator.Effects{}, nil
 	s.outstanding = map[failer]struct{}{}
 	if r := s.rt.opts.Refresh; r != nil {
 		r(st)
@@ -449,10 +555,15 @@ func (s *shard[S]) armTimer() {
 	})
 }
 
-// take moves the shard's effects (and replies the engine gave itself) into a batch, keeping the
-// last record per key (a store batch's keys are distinct).
+// take moves the shard's effects (those held by screen first, and replies the engine gave
+// itself) into a batch, keeping the last record per key (a store batch's keys are distinct).
 func (s *shard[S]) take() *batch {
 	e := s.st.TakeEffects()
+	if h := s.held; len(h.Records) > 0 || len(h.Replies) > 0 {
+		e.Records = append(h.Records, e.Records...)
+		e.Replies = append(h.Replies, e.Replies...)
+		s.held = coordinator.Effects{}
+	}
 	b := &batch{records: dedupe(e.Records), replies: e.Replies}
 	if len(s.extra) > 0 {
 		b.replies = append(b.replies, s.extra...)
@@ -509,23 +620,28 @@ func (s *shard[S]) committed(err error) bool {
 		}
 		return true
 	}
-	s.rt.log.Error("coordinator: batch commit failed; failing its requests and reloading the shard",
+	s.rt.limited.LogKey(fmt.Sprintf("commit %d", s.id), slog.LevelError, "coordinator: batch commit failed; failing its requests and reloading the shard",
 		"shard", s.id, "records", len(b.records), "err", err)
-	fail := kerr.NotCoordinator
-	s.release(b, fail)
-	s.release(s.take(), fail)
+	s.release(b, kerr.NotCoordinator)
+	s.abandon(kerr.NotCoordinator)
+	if errors.Is(err, store.ErrFenced) {
+		s.lease = nil
+	}
+	return false
+}
+
+// abandon fails every call not yet answered (the batch being built and the calls waiting on
+// the shard) with err and stops the shard's timer, before a reload.
+func (s *shard[S]) abandon(err error) {
+	s.release(s.take(), err)
 	for f := range s.outstanding {
-		f.Fail(fail)
+		f.Fail(err)
 	}
 	if s.stopTimer != nil {
 		s.stopTimer()
 		s.stopTimer = nil
 	}
 	s.rt.loaded.Add(-1)
-	if errors.Is(err, store.ErrFenced) {
-		s.lease = nil
-	}
-	return false
 }
 
 // release sends a batch's replies (err == nil) or fails them with err.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -305,5 +306,99 @@ func TestToyCloseDrains(t *testing.T) {
 	}
 	if _, err := engine.Do(ctx, rt, 0, coordinator.Meta{}, get("a")); !errors.Is(err, kerr.NotCoordinator) {
 		t.Fatalf("call after Close: %v", err)
+	}
+}
+
+// toyGate is a WriteGate the test sets: refusing everything, only values, or nothing.
+type toyGate struct {
+	refusing, deletesToo atomic.Bool
+	refused              atomic.Int64
+}
+
+func (g *toyGate) Refusing() bool { return g.refusing.Load() }
+func (g *toyGate) Refuse(deletesOnly bool) error {
+	if !g.refusing.Load() || (deletesOnly && !g.deletesToo.Load()) {
+		return nil
+	}
+	g.refused.Add(1)
+	return errors.New("disk full")
+}
+
+func del(k string) func(*toy, *coordinator.Call[string]) {
+	return func(t *toy, c *coordinator.Call[string]) {
+		r := coordinator.Record{Key: []byte(k)}
+		t.apply(r)
+		t.out.Records = append(t.out.Records, r)
+		c.Reply(t, "deleted")
+	}
+}
+
+// While the store refuses writes, a write is refused with COORDINATOR_NOT_AVAILABLE and the
+// reason, its record is gone after the shard reloads, reads and deletes are served without a
+// reload, and writes resume when the gate opens.
+func TestToyRefusedWrites(t *testing.T) {
+	mem := store.NewMemory(1)
+	gate := &toyGate{}
+	var loads atomic.Int64
+	rt := engine.New(engine.Options[*toy]{Shards: 1, New: newToy, Store: mem, QueueDepth: 64, Writes: gate,
+		Hooks: engine.Hooks{OnLoad: func(int32, int, time.Duration, error) { loads.Add(1) }}})
+	rt.Start()
+	t.Cleanup(rt.Close)
+	waitReady := func() {
+		for !rt.Ready() {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitReady()
+	ctx := ctx10s(t)
+	for _, k := range []string{"a", "b"} {
+		if _, err := engine.Do(ctx, rt, 0, coordinator.Meta{}, put(k, "1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gate.refusing.Store(true)
+	_, err := engine.Do(ctx, rt, 0, coordinator.Meta{}, put("a", "2"))
+	if !errors.Is(err, engine.ErrWritesRefused) || !errors.Is(err, kerr.CoordinatorNotAvailable) ||
+		coordinator.ErrorMessage(err) == nil || *coordinator.ErrorMessage(err) != "disk full" {
+		t.Fatalf("write while refusing: %v", err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); loads.Load() < 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the shard did not reload after a refused write")
+		}
+	}
+	waitReady()
+	for i := 0; i < 20; i++ {
+		if v, err := engine.Do(ctx, rt, 0, coordinator.Meta{}, get("a")); err != nil || v != "1" {
+			t.Fatalf("read while refusing: %q %v (the refused write must not be visible)", v, err)
+		}
+	}
+	if v, err := engine.Do(ctx, rt, 0, coordinator.Meta{}, del("b")); err != nil || v != "deleted" {
+		t.Fatalf("delete while short of space: %q %v", v, err)
+	}
+	if n := loads.Load(); n != 2 {
+		t.Fatalf("reads and deletes reloaded the shard (%d loads)", n)
+	}
+	if recs := mem.Records(0); len(recs) != 1 || string(recs[0].Key) != "a" || string(recs[0].Value) != "1" {
+		t.Fatalf("store = %v", recs)
+	}
+	gate.deletesToo.Store(true) // a failed store takes no deletes either
+	if _, err := engine.Do(ctx, rt, 0, coordinator.Meta{}, del("a")); !errors.Is(err, engine.ErrWritesRefused) {
+		t.Fatalf("delete on a failed store: %v", err)
+	}
+	for loads.Load() < 3 {
+		time.Sleep(time.Millisecond)
+	}
+	waitReady()
+	gate.refusing.Store(false)
+	gate.deletesToo.Store(false)
+	if _, err := engine.Do(ctx, rt, 0, coordinator.Meta{}, put("a", "3")); err != nil {
+		t.Fatal(err)
+	}
+	if recs := mem.Records(0); len(recs) != 1 || string(recs[0].Value) != "3" {
+		t.Fatalf("store = %v", recs)
+	}
+	if gate.refused.Load() != 2 {
+		t.Fatalf("refused %d, want 2", gate.refused.Load())
 	}
 }

@@ -36,9 +36,10 @@ func (f *fatalLogger) Fatalf(format string, args ...any) {
 }
 
 // TestDiskWriteFault fails Pebble's WAL writes at the file-system level (errorfs). Pebble
-// treats a failed WAL write or sync as fatal (Logger.Fatalf; the broker's logger panics, so the
-// process dies, fail-stop): the commit that hit the fault is never acknowledged, and a restart
-// from the files on disk has every acknowledged commit.
+// treats a failed WAL write or sync as fatal (Logger.Fatalf, here a logger that ends the
+// calling goroutine; the broker's, diskguard.Logger, turns it into an error and fails the store:
+// TestWALFaultFailsTheNodeWithoutPanic): the commit that hit the fault is never acknowledged,
+// and a restart from the files on disk has every acknowledged commit.
 func TestDiskWriteFault(t *testing.T) {
 	dir := t.TempDir()
 	var on atomic.Bool

@@ -25,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // musterBin is the binary built once for the package by TestMain.
@@ -195,9 +196,13 @@ func do(t *testing.T, method, url, contentType, body string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
+// client is a franz-go client of addr. Its OffsetCommit stops at v9 (topics by name), which
+// commit writes.
 func client(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, opts...)...)
+	vs := kversion.Stable()
+	vs.SetMaxKeyVersion(kmsg.OffsetCommit.Int16(), 9)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.MaxVersions(vs)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/muster-io/muster/streams/member"
@@ -133,7 +132,6 @@ func TestTopologyRollingUpgrade(t *testing.T) {
 	if diff := br.text(`.topology-epoch[data-epoch="2"] ul.diff`); !strings.Contains(diff, "sum-store") {
 		t.Errorf("diff list: %q", diff)
 	}
-	br.do("scroll to the topology", chromedp.ScrollIntoView(chromedp.CSS("#topology")))
 	br.screenshot("topology-upgrade", "#topology")
 	br.noConsoleErrors("rolling upgrade")
 
