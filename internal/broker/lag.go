@@ -111,11 +111,19 @@ func (b *Broker) observeCommits(h server.Handler) server.Handler {
 			if i >= len(req.Topics) {
 				break
 			}
+			name := req.Topics[i].Topic
+			if name == "" { // v10+ names topics by id
+				info, ok := b.plane.TopicByID(req.Topics[i].TopicID)
+				if !ok {
+					continue
+				}
+				name = info.Name
+			}
 			for j, rp := range rt.Partitions {
 				if rp.ErrorCode != 0 || j >= len(req.Topics[i].Partitions) {
 					continue
 				}
-				t.Observe(req.Group, rt.Topic, rp.Partition, req.Topics[i].Partitions[j].Offset, at)
+				t.Observe(req.Group, name, rp.Partition, req.Topics[i].Partitions[j].Offset, at)
 			}
 		}
 		return resp

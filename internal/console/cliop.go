@@ -256,6 +256,9 @@ func (o *CLIOperator) DeleteGroup(ctx context.Context, r GroupRequest) (*ActionR
 // RemoveMember implements Operator with LeaveGroup v5 naming the member (by instance id for a
 // static member, as Kafka's Admin does).
 func (o *CLIOperator) RemoveMember(ctx context.Context, r MemberRequest) (*ActionResult, error) {
+	if r.GroupType == "streams" {
+		return nil, &ActionError{Msg: "Kafka has no administrative removal of a streams group member (KIP-1071): stop or restart the member's Kafka Streams instance; its session then expires"}
+	}
 	who := "member_id=" + r.MemberID
 	if r.InstanceID != "" {
 		who = "group_instance_id=" + r.InstanceID

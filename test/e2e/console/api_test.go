@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -154,6 +155,35 @@ func TestConsoleBadInput(t *testing.T) {
 	if status != 409 || !strings.Contains(apiErr(body), "inactive") {
 		t.Errorf("reset of an active group: %d %s", status, body)
 	}
+	// Removing a member: a dry run first, then LeaveGroup through the broker's listener; the
+	// rebalance history records the removal and its reason.
+	var g apiGroup
+	getJSON(t, base+"/api/v1/groups/busy-group", &g)
+	mid := g.Members[0].MemberID
+	status, body = do(t, "POST", base+"/api/v1/groups/busy-group/members/"+url.PathEscape(mid)+"/remove", "application/json", `{}`)
+	if status != 200 || !strings.Contains(body, `"dry_run": true`) {
+		t.Fatalf("remove member, dry run: %d %s", status, body)
+	}
+	status, body = do(t, "POST", base+"/api/v1/groups/busy-group/members/"+url.PathEscape(mid)+"/remove", "application/json", `{"execute":true,"reason":"test"}`)
+	if status != 200 {
+		t.Fatalf("remove member: %d %s", status, body)
+	}
+	eventually(t, 10*time.Second, "the removal in the history", func() bool {
+		var h struct {
+			Events []struct {
+				Causes []struct{ Cause, Member, Reason string } `json:"causes"`
+			} `json:"events"`
+		}
+		tryJSON(base+"/api/v1/groups/busy-group/history", &h)
+		for _, e := range h.Events {
+			for _, c := range e.Causes {
+				if c.Member == mid && c.Cause == "MEMBER_LEFT" && strings.Contains(c.Reason, "test") {
+					return true
+				}
+			}
+		}
+		return false
+	})
 }
 
 // TestConsoleLargeGroupsPaginated: a consumer group of 10,000 members and a group with 100,000
