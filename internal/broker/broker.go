@@ -74,11 +74,11 @@ type Broker struct {
 	td         *api.TopologyDescriptions // KIP-1331; nil = no plugin
 	lag        *lag.Monitor              // nil = lag monitoring off
 	lagStop    context.CancelFunc
-	console    *console.Console      // nil = no web console
+	console    *console.Console // nil = no web console
 	// consoleReady is set once the console can serve (the HTTP listener is up before the store
 	// opens; until then /ui and /api answer 503).
 	consoleReady atomic.Pointer[console.Console]
-	walFS      *store.SyncCountingFS // counts WAL fsyncs (muster_store_wal_syncs_total)
+	walFS        *store.SyncCountingFS // counts WAL fsyncs (muster_store_wal_syncs_total)
 
 	authz       security.Authorizer          // AllowAll without authorizer.class.name
 	std         *security.StandardAuthorizer // nil without authorizer.class.name
