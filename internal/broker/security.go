@@ -64,7 +64,6 @@ func (b *Broker) setupSecurity(v *config.Values) error {
 		return err
 	}
 	b.creds = creds
-	b.secMetrics = newSecurityMetrics()
 	b.authz = security.AllowAll{}
 	if security.IsAuthorizerClass(v.String("authorizer.class.name")) {
 		std, err := security.NewStandardAuthorizer(security.AuthorizerConfig{
