@@ -117,7 +117,7 @@ func Start(opts Options) (*Broker, error) {
 	}
 	b.walFS = store.NewSyncCountingFS(b.guard.FS(vfs.Default))
 	b.metrics = newRuntimeMetrics(b.guard)
-	b.secMetrics = newSecurityMetrics()
+	b.secMetrics = newSecurityMetrics() // /metrics registers it, before the store opens
 	if opts.HTTPListen != "" {
 		b.reqMetrics = newRequestMetrics()
 		// Up before the store opens: Pebble flushes what its WAL holds before Open returns,

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/coordinator/api"
 	"github.com/muster-io/muster/internal/lag"
 )
 
@@ -214,7 +215,9 @@ func (c *Console) streamsDescribe(ctx context.Context, id string, withTopology b
 	req.Version = 1
 	req.Groups = []string{id}
 	req.IncludeTopologyDescription = withTopology
-	resp := c.d.Coordinator.StreamsGroupDescribe(ctx, coordinator.Meta{APIVersion: 1}, req)
+	// The broker's own read: no session, so the adapter's default (allow) applies; the console's
+	// authorization is the Operator seam's and the HTTP listener's.
+	resp := c.d.Coordinator.StreamsGroupDescribe(ctx, api.Req{Meta: coordinator.Meta{APIVersion: 1}}, req)
 	if len(resp.Groups) != 1 {
 		return nil, fmt.Errorf("StreamsGroupDescribe answered %d groups", len(resp.Groups))
 	}

@@ -249,6 +249,9 @@ func (s *Server) serveConn(raw net.Conn, l *Listener) {
 	var unanswered atomic.Int64 // requests read whose response is not yet written
 	space := make(chan struct{}, 1)
 	writerDone := make(chan struct{})
+	// handlers counts the connection's running handlers: the connection ends only after they
+	// returned (their context is cancelled first), so nothing of it outlives Server.Close.
+	var handlers sync.WaitGroup
 	rw := &respWriter{c: c, idle: s.opts.IdleTimeout}
 	go func() {
 		defer close(writerDone)
@@ -289,6 +292,7 @@ func (s *Server) serveConn(raw net.Conn, l *Listener) {
 		cancel()
 		close(queue)
 		<-writerDone
+		handlers.Wait()
 	}()
 
 	// lastOrdered is the completion of the connection's latest ordered request (see ordered).
@@ -408,7 +412,9 @@ func (s *Server) serveConn(raw net.Conn, l *Listener) {
 		if ordered(hdr.APIKey) {
 			prev, lastOrdered = lastOrdered, p.done
 		}
+		handlers.Add(1)
 		go func() {
+			defer handlers.Done()
 			defer close(p.done)
 			if prev != nil {
 				select {

@@ -105,19 +105,24 @@ func tryProduce(cl *kgo.Client, topic string, value []byte) (int16, string, erro
 	return p.ErrorCode, msg, nil
 }
 
-// rawCommit sends one OffsetCommit v8 for a simple group straight to the broker.
+// rawCommit sends one OffsetCommit for a simple group straight to the broker.
 func rawCommit(t *testing.T, cl *kgo.Client, group, topic string, offset int64) int16 {
 	t.Helper()
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Version, req.Group, req.Generation = 8, group, -1
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	// kgo sends the newest version both sides speak: from v10 the topic is named by its id.
+	td, err := kadm.NewClient(cl).ListTopics(ctx, topic)
+	if err != nil || td[topic].Err != nil {
+		t.Fatalf("topic id of %s: %v %v", topic, err, td[topic].Err)
+	}
 	rt := kmsg.NewOffsetCommitRequestTopic()
-	rt.Topic = topic
+	rt.Topic, rt.TopicID = topic, td[topic].ID
 	rp := kmsg.NewOffsetCommitRequestTopicPartition()
 	rp.Offset, rp.LeaderEpoch = offset, -1
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
 	resp, err := cl.Broker(0).Request(ctx, req)
 	if err != nil {
 		t.Fatal(err)

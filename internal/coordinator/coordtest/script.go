@@ -36,7 +36,7 @@ import (
 //	sync group=g member=m gen=N [version=3] [instance=i] [assign=m1:x,m2:t=0+1;u=2]
 //	heartbeat group=g member=m gen=N [version=4] [instance=i]
 //	leave group=g members=m1,m2 [instances=i1,i2] [version=5]
-//	cg-heartbeat group=g member=m epoch=N|current [subscribe=t1,t2] [regex=r] [owned=assigned|none|t:0,1;u:2] [instance=i] [rebalance=30s] [interval=show]
+//	cg-heartbeat group=g member=m epoch=N|current [subscribe=t1,t2] [regex=r] [owned=assigned|none|t:0,1;u:2] [instance=i] [rebalance=30s] [interval=show] [describable=t1,t2]
 //	cg-describe group=g
 //	topology name=x epoch=N subtopologies=0:src=in;changelog=c,1:src=...
 //	streams-heartbeat group=g member=m epoch=N|current process=p [topology=x] [tasks=assigned|none] [interval=show]
@@ -51,6 +51,9 @@ import (
 //	history group=g                 the group's rebalance history (epoch bumps and their causes)
 //	records                         the records written since the last `records`
 //	reload                          restart the shard from its records (timers re-armed)
+//
+// describable= (join, cg-heartbeat) lists the only topics the request's principal may DESCRIBE
+// (Meta.DescribableTopic): a regex refresh it triggers resolves to those alone.
 //
 // Member ids: the harness's ids are deterministic; `member=new` sends an empty member id, and
 // a classic or consumer member is named in later commands by the id the shard gave it or by its
@@ -319,7 +322,15 @@ func (s *script) epoch(a args, key string) int32 {
 
 func meta(version int16, a args) coordinator.Meta {
 	cid := a.strOr("client", "client")
-	return coordinator.Meta{APIVersion: version, ClientID: &cid, ClientHost: "/127.0.0.1"}
+	m := coordinator.Meta{APIVersion: version, ClientID: &cid, ClientHost: "/127.0.0.1"}
+	if a.has("describable") {
+		allowed := map[string]bool{}
+		for _, t := range a.list("describable") {
+			allowed[t] = true
+		}
+		m.DescribableTopic = func(t string) bool { return allowed[t] }
+	}
+	return m
 }
 
 func (s *script) join(b *strings.Builder, a args) {
