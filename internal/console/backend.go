@@ -15,6 +15,7 @@ import (
 	"github.com/muster-io/muster/internal/coordinator"
 	"github.com/muster-io/muster/internal/coordinator/api"
 	"github.com/muster-io/muster/internal/lag"
+	"github.com/muster-io/muster/internal/security"
 )
 
 // The console reads through the group coordinator's adapters, the same code that answers a
@@ -215,9 +216,10 @@ func (c *Console) streamsDescribe(ctx context.Context, id string, withTopology b
 	req.Version = 1
 	req.Groups = []string{id}
 	req.IncludeTopologyDescription = withTopology
-	// The broker's own read: no session, so the adapter's default (allow) applies; the console's
-	// authorization is the Operator seam's and the HTTP listener's.
-	resp := c.d.Coordinator.StreamsGroupDescribe(ctx, api.Req{Meta: coordinator.Meta{APIVersion: 1}}, req)
+	// The broker's own read, allowed everything; the console's authorization is the Operator
+	// seam's (actions) and the HTTP listener's.
+	resp := c.d.Coordinator.StreamsGroupDescribe(ctx, api.Req{Meta: coordinator.Meta{APIVersion: 1},
+		Check: security.Check{A: security.AllowAll{}, API: kmsg.StreamsGroupDescribe.Int16()}}, req)
 	if len(resp.Groups) != 1 {
 		return nil, fmt.Errorf("StreamsGroupDescribe answered %d groups", len(resp.Groups))
 	}
