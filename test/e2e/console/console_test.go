@@ -291,7 +291,6 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("the IQ endpoint is missing from the members table: %s", body)
 	}
 	br.screenshot("streams-group")
-	br.screenshot("streams-topology", "#topology")
 	br.noConsoleErrors("streams group")
 
 	// Topic page.
@@ -304,7 +303,6 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Errorf("topic page %s = %s, API %d", sel, got, part.HighWatermark)
 		}
 	}
-	br.screenshot("topic")
 	br.noConsoleErrors("topic")
 
 	// An offset reset through the page: preview (dry run), typed confirmation, execute.
