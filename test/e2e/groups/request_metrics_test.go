@@ -2,6 +2,7 @@ package groups
 
 import (
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -51,13 +52,23 @@ func TestRequestMetrics(t *testing.T) {
 
 	// The server counts a request once its response is written, which may be just after the
 	// client read it.
+	deltas := map[string]float64{hbV4: 1, hbResp: 1, errSeries: 1, ocV8: 1, ocNone: 3,
+		ocTotal: 1, ocLocal: 1, ocQueue: 1, ocBucket: 1}
 	var m1 map[string]float64
-	otEventually(t, "the commit is counted", func() bool {
-		m1 = otMetrics(t, b)
-		return m1[ocTotal] > m0[ocTotal]
-	})
-	for name, d := range map[string]float64{hbV4: 1, hbResp: 1, errSeries: 1, ocV8: 1, ocNone: 3,
-		ocTotal: 1, ocLocal: 1, ocQueue: 1, ocBucket: 1} {
+	moved := func() bool {
+		for name, d := range deltas {
+			if m1[name]-m0[name] != d {
+				return false
+			}
+		}
+		return true
+	}
+	// A scrape may fall between two series of one observation: wait for all of them.
+	deadline := time.Now().Add(10 * time.Second)
+	for m1 = otMetrics(t, b); !moved() && time.Now().Before(deadline); m1 = otMetrics(t, b) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	for name, d := range deltas {
 		if got := m1[name] - m0[name]; got != d {
 			t.Errorf("%s moved by %v, want %v", name, got, d)
 		}
