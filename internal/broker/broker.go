@@ -207,6 +207,7 @@ func Start(opts Options) (*Broker, error) {
 		return fail(err)
 	}
 	b.svc.TopologyDescriptions = b.td
+	b.svc.ShareLog = plane
 	plane.Subscribe(b.onTopicChange)
 	b.rt.Start()
 	if b.td != nil {

@@ -69,6 +69,9 @@ type Tools struct {
 	ConsumerGroups, StreamsGroups func() *cobra.Command
 }
 
+// errShare: share groups have their own tool; the console does not act on them yet.
+var errShare = &ActionError{Msg: "the console does not act on share groups yet: use muster share-groups (--reset-offsets, --delete-offsets, --delete)"}
+
 // command builds a fresh command of tool.
 func (o *CLIOperator) command(tool string) (*cobra.Command, error) {
 	f := o.Tools.ConsumerGroups
@@ -114,6 +117,9 @@ func scenarioArgs(r ResetRequest) []string {
 
 // ResetOffsets implements Operator.
 func (o *CLIOperator) ResetOffsets(ctx context.Context, r ResetRequest) (*ActionResult, error) {
+	if r.GroupType == "share" {
+		return nil, errShare
+	}
 	mode := "--dry-run"
 	if r.Execute {
 		mode = "--execute"
@@ -203,6 +209,9 @@ func resetMessage(r *ActionResult) string {
 
 // DeleteOffsets implements Operator.
 func (o *CLIOperator) DeleteOffsets(ctx context.Context, r DeleteOffsetsRequest) (*ActionResult, error) {
+	if r.GroupType == "share" {
+		return nil, errShare
+	}
 	args := append(o.base(r.Group), "--delete-offsets")
 	tool, topicFlag := "consumer-groups", "--topic"
 	if r.GroupType == "streams" {
@@ -232,6 +241,9 @@ func (o *CLIOperator) DeleteOffsets(ctx context.Context, r DeleteOffsetsRequest)
 
 // DeleteGroup implements Operator.
 func (o *CLIOperator) DeleteGroup(ctx context.Context, r GroupRequest) (*ActionResult, error) {
+	if r.GroupType == "share" {
+		return nil, errShare
+	}
 	args := append(o.base(r.Group), "--delete")
 	tool := "consumer-groups"
 	if r.GroupType == "streams" {
@@ -256,6 +268,9 @@ func (o *CLIOperator) DeleteGroup(ctx context.Context, r GroupRequest) (*ActionR
 // RemoveMember implements Operator with LeaveGroup v5 naming the member (by instance id for a
 // static member, as Kafka's Admin does).
 func (o *CLIOperator) RemoveMember(ctx context.Context, r MemberRequest) (*ActionResult, error) {
+	if r.GroupType == "share" {
+		return nil, errShare
+	}
 	if r.GroupType == "streams" {
 		return nil, &ActionError{Msg: "Kafka has no administrative removal of a streams group member (KIP-1071): stop or restart the member's Kafka Streams instance; its session then expires"}
 	}

@@ -122,7 +122,7 @@ func checkName(what, s string) error {
 var groupStates = []string{"Empty", "Stable", "PreparingRebalance", "CompletingRebalance", "Dead",
 	"Assigning", "Reconciling", "NotReady"}
 
-var groupTypes = []string{"classic", "consumer", "streams"}
+var groupTypes = []string{"classic", "consumer", "streams", "share"}
 
 // isUnavailable reports a coordinator that is loading or moving.
 func isUnavailable(err error) bool {

@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"sort"
 )
@@ -23,7 +22,7 @@ func KafkaRecord(key, value []byte) (kkey, kvalue []byte, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if typ == RecRebalanceHistory {
+	if typ == RecRebalanceHistory || typ == RecSharePartitionState {
 		return nil, nil, ErrNotKafkaRecord
 	}
 	if value == nil {
@@ -43,10 +42,6 @@ func KafkaRecord(key, value []byte) (kkey, kvalue []byte, err error) {
 	return key, v, nil
 }
 
-// ErrNotKafkaRecord is a record of muster's own (rebalance history) that Kafka's
-// __consumer_offsets has no type for: it stays out of the topic.
-var ErrNotKafkaRecord = errors.New("not a Kafka coordinator record")
-
 // kafkaValues converts a stored value to Kafka's layout per record type (nil: unchanged).
 var kafkaValues = map[int16]func([]byte) ([]byte, error){
 	0:                              nil,
@@ -64,6 +59,11 @@ var kafkaValues = map[int16]func([]byte) ([]byte, error){
 	RecStreamsGroupTargetMember:    kafkaStreamsTarget,
 	RecStreamsGroupCurrentMember:   kafkaStreamsCurrent,
 	RecStreamsGroupTopology:        kafkaStreamsTopology,
+	RecShareGroupMetadata:          kafkaShareMetadata,
+	RecShareGroupMemberMetadata:    kafkaShareMember,
+	RecShareGroupTargetMetadata:    kafkaShareTargetMetadata,
+	RecShareGroupTargetMember:      kafkaShareTargetMember,
+	RecShareGroupCurrentMember:     kafkaShareCurrent,
 }
 
 // flexEnc appends Kafka's flexible (KIP-482) encoding: compact strings, arrays and bytes

@@ -127,7 +127,9 @@ func (st *State) SetImage(im *metadata.Image) {
 	old := st.Image
 	st.Image = im
 	if old != nil && old != im {
-		markTopicsChanged(st, changedTopics(old, im))
+		changed := changedTopics(old, im)
+		markTopicsChanged(st, changed)
+		markShareTopicsChanged(st, changed)
 	}
 }
 
@@ -212,6 +214,7 @@ func (st *State) OnLoaded(now time.Time) {
 	onLoadedConsumer(st)
 	scheduleExpiry(st)
 	onLoadedStreams(st)
+	onLoadedShare(st)
 }
 
 // Group returns a group by id.
@@ -231,6 +234,7 @@ type ShardMetrics struct {
 	// Rebalances counts group epoch bumps (classic generation bumps) by group type and main
 	// cause.
 	Rebalances map[RebalanceKey]int64
+	ShareMetrics
 }
 
 // ShardFor is Kafka's group → __consumer_offsets partition rule (GroupCoordinatorService

@@ -553,6 +553,10 @@ func ordered(key int16) bool {
 		37, // CreatePartitions
 		42, // DeleteGroups
 		47, // OffsetDelete
+		78, // ShareFetch (share session epochs)
+		79, // ShareAcknowledge
+		91, // AlterShareGroupOffsets
+		92, // DeleteShareGroupOffsets
 		93: // StreamsGroupTopologyDescriptionUpdate
 		return true
 	}

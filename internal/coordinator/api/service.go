@@ -49,6 +49,13 @@ type Service struct {
 	Self   Endpoint
 	// TopologyDescriptions is the KIP-1331 side; nil when no plugin is configured.
 	TopologyDescriptions *TopologyDescriptions
+	// ShareLog is the data plane as share fetches read it (nil: share fetches answer
+	// UNKNOWN_TOPIC_ID for every partition).
+	ShareLog ShareLog
+
+	shareOnce sync.Once
+	shareSess *shareSessions
+
 	// Writes tells whether the store takes writes now (the runtime's Options.Writes; nil:
 	// always). See writes.go.
 	Writes engine.WriteGate
@@ -100,6 +107,13 @@ func (s *Service) Handlers() []Handler {
 		handler(kmsg.StreamsGroupHeartbeat.Int16(), s.authorizeStreamsGroupHeartbeat),
 		handler(kmsg.StreamsGroupDescribe.Int16(), s.authorizeStreamsGroupDescribe),
 		handler(kmsg.StreamsGroupTopologyDescriptionUpdate.Int16(), s.authorizeStreamsGroupTopologyDescriptionUpdate),
+		handler(kmsg.ShareGroupHeartbeat.Int16(), s.authorizeShareGroupHeartbeat),
+		handler(kmsg.ShareGroupDescribe.Int16(), s.authorizeShareGroupDescribe),
+		handler(kmsg.ShareFetch.Int16(), s.authorizeShareFetch),
+		handler(kmsg.ShareAcknowledge.Int16(), s.authorizeShareAcknowledge),
+		handler(kmsg.DescribeShareGroupOffsets.Int16(), s.authorizeDescribeShareGroupOffsets),
+		handler(kmsg.AlterShareGroupOffsets.Int16(), s.authorizeAlterShareGroupOffsets),
+		handler(kmsg.DeleteShareGroupOffsets.Int16(), s.authorizeDeleteShareGroupOffsets),
 	}
 }
 

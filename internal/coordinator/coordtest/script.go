@@ -76,7 +76,9 @@ type script struct {
 	tasks    map[string]streamsTasks
 	epochs   map[string]int32 // group/member → the member epoch the shard last gave
 	topos    map[string]*kmsg.StreamsGroupHeartbeatRequestTopology
-	logged   int // records already shown by `records`
+	logged   int                 // records already shown by `records`
+	logs     map[string]shareLog // "topic:partition" → the log a share fetch sees
+	wakeSeq  uint64              // the share wake-up count the last share command saw
 }
 
 type pendingCall struct {
@@ -238,7 +240,9 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) (out string) {
 		s.pending = nil
 		b.WriteString("reloaded\n")
 	default:
-		d.Fatalf(t, "unknown command %q", d.Cmd)
+		if !s.shareCommand(&b, a, d.Cmd) {
+			d.Fatalf(t, "unknown command %q", d.Cmd)
+		}
 	}
 	s.released(&b)
 	if err := CheckReplay(h, int64(d.Pos[len(d.Pos)-1])); err != "" {
@@ -504,6 +508,8 @@ type scriptGroupValues struct {
 	cfg    config.GroupConfig
 	values *config.Values
 }
+
+func (v scriptGroupValues) GroupString(name string) (string, bool) { return v.cfg.Get(name) }
 
 func (v scriptGroupValues) GroupInt(name string) (int64, bool) {
 	if _, ok := v.cfg.Get(name); !ok {
@@ -806,6 +812,9 @@ func (s *script) record(r coordinator.Record) string {
 		}
 		return fmt.Sprintf("%s %s gen=%d protocol=%s leader=%s members=[%s]", name, k.Group, v.Generation, str(v.Protocol), leader, strings.Join(ms, " "))
 	}
+	if line, ok := s.shareRecord(typ, name, r); ok {
+		return line
+	}
 	d := coordinator.Dec{B: r.Key[2:]}
 	key := []string{d.String()}
 	for len(d.B) > 0 && d.Err() == nil {
@@ -858,6 +867,12 @@ var recordNames = map[int16]string{
 	coordinator.RecStreamsGroupTargetMember:    "StreamsGroupTargetAssignmentMember",
 	coordinator.RecStreamsGroupCurrentMember:   "StreamsGroupCurrentMemberAssignment",
 	coordinator.RecStreamsGroupTopology:        "StreamsGroupTopology",
+	coordinator.RecShareGroupMemberMetadata:    "ShareGroupMemberMetadata",
+	coordinator.RecShareGroupMetadata:          "ShareGroupMetadata",
+	coordinator.RecShareGroupTargetMetadata:    "ShareGroupTargetAssignmentMetadata",
+	coordinator.RecShareGroupTargetMember:      "ShareGroupTargetAssignmentMember",
+	coordinator.RecShareGroupCurrentMember:     "ShareGroupCurrentMemberAssignment",
+	coordinator.RecSharePartitionState:         "SharePartitionState",
 }
 
 func errName(code int16) string {
