@@ -72,7 +72,7 @@ func TestConsoleBadInput(t *testing.T) {
 		{"GET", "/api/v1/groups?page=0", "", "", 400, `parameter "page": 0 is out of range`},
 		{"GET", "/api/v1/groups?page=abc", "", "", 400, `"abc" is not an integer`},
 		{"GET", "/api/v1/groups?size=5000", "", "", 400, `parameter "size": 5000 is out of range [1, 1000]`},
-		{"GET", "/api/v1/groups?type=share", "", "", 400, `parameter "type": "share" is not one of classic, consumer, streams`},
+		{"GET", "/api/v1/groups?type=kafka", "", "", 400, `parameter "type": "kafka" is not one of classic, consumer, streams, share`},
 		{"GET", "/api/v1/groups?state=Happy", "", "", 400, `"Happy" is not one of`},
 		{"GET", "/api/v1/groups?colour=blue", "", "", 400, `unknown parameter "colour"`},
 		{"GET", "/api/v1/groups?page=1&page=2", "", "", 400, `parameter "page" given 2 times`},
