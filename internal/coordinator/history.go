@@ -12,7 +12,7 @@ import (
 // RecRebalanceHistory is muster's own record type (not one of Kafka's): one rebalance history
 // event of a group. Key: int16 type, string group, int64 sequence number; value: see
 // encodeRebalanceEvent (layout in docs/records.md).
-const RecRebalanceHistory int16 = 1000
+const RecRebalanceHistory int16 = 1020
 
 // CauseKind names why a group's epoch (a classic group's generation) was bumped.
 type CauseKind string
