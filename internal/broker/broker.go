@@ -30,6 +30,7 @@ import (
 	"github.com/muster-io/muster/internal/coordinator"
 	"github.com/muster-io/muster/internal/coordinator/api"
 	"github.com/muster-io/muster/internal/coordinator/engine"
+	"github.com/muster-io/muster/internal/coordinator/txnapi"
 	"github.com/muster-io/muster/internal/data"
 	"github.com/muster-io/muster/internal/lag"
 	"github.com/muster-io/muster/internal/security"
@@ -78,7 +79,12 @@ type Broker struct {
 	// consoleReady is set once the console can serve (the HTTP listener is up before the store
 	// opens; until then /ui and /api answer 503).
 	consoleReady atomic.Pointer[console.Console]
-	walFS        *store.SyncCountingFS // counts WAL fsyncs (muster_store_wal_syncs_total)
+
+	// The transaction coordinator (transactions.go).
+	txnRT      *txnapi.Runtime
+	txnSvc     *txnapi.Service
+	txnMetrics *txnMetrics
+	walFS      *store.SyncCountingFS // counts WAL fsyncs (muster_store_wal_syncs_total)
 
 	authz       security.Authorizer          // AllowAll without authorizer.class.name
 	std         *security.StandardAuthorizer // nil without authorizer.class.name
@@ -118,6 +124,7 @@ func Start(opts Options) (*Broker, error) {
 	b.walFS = store.NewSyncCountingFS(b.guard.FS(vfs.Default))
 	b.metrics = newRuntimeMetrics(b.guard)
 	b.secMetrics = newSecurityMetrics() // /metrics registers it, before the store opens
+	b.txnMetrics = newTxnMetrics()
 	if opts.HTTPListen != "" {
 		b.reqMetrics = newRequestMetrics()
 		// Up before the store opens: Pebble flushes what its WAL holds before Open returns,
@@ -210,6 +217,9 @@ func Start(opts Options) (*Broker, error) {
 	b.svc.ShareLog = plane
 	plane.Subscribe(b.onTopicChange)
 	b.rt.Start()
+	if err := b.startTransactions(v); err != nil {
+		return fail(err)
+	}
 	if b.td != nil {
 		b.td.StartCleanup(b.svc, ccfg.Offsets.RetentionCheck)
 	}
@@ -327,6 +337,9 @@ func (b *Broker) Coordinator() *api.Service { return b.svc }
 // Lag is the lag monitor (nil when muster.lag.enable is false).
 func (b *Broker) Lag() *lag.Monitor { return b.lag }
 
+// Transactions exposes the transaction coordinator's adapters (tests).
+func (b *Broker) Transactions() *txnapi.Service { return b.txnSvc }
+
 // Plane exposes the data plane (tests).
 func (b *Broker) Plane() *data.Plane { return b.plane }
 
@@ -337,9 +350,10 @@ func (b *Broker) Guard() *diskguard.Guard { return b.guard }
 // IncrementalAlterConfigs), which the group coordinator reads.
 func (b *Broker) GroupConfigs() config.GroupConfigs { return b.plane.GroupConfigs() }
 
-// WaitReady blocks until every shard is loaded or ctx ends.
+// WaitReady blocks until every shard (of the group and the transaction coordinators) is loaded
+// or ctx ends.
 func (b *Broker) WaitReady(ctx context.Context) error {
-	for !b.rt.Ready() {
+	for !b.rt.Ready() || !b.txnRT.Ready() {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -378,6 +392,7 @@ func (b *Broker) Close() error {
 			m.Close()
 		}
 		b.stopTopologyDescriptionCleanup()
+		b.closeTransactions()
 		if b.rt != nil {
 			b.rt.Close()
 		}

@@ -37,6 +37,9 @@ func ExpireOffsets(st *State) int {
 				continue
 			}
 			for p, v := range parts {
+				if st.TxnOffsets.HasPartition(id, topic, p) {
+					continue // never expired while a transaction holds pending offsets for it
+				}
 				if offsetExpired(st, g, v) {
 					due = append(due, topicPartition{topic, p})
 				}
@@ -53,7 +56,7 @@ func ExpireOffsets(st *State) int {
 			expired++
 			st.Metrics.OffsetExpirations++
 		}
-		if !st.Offsets.HasOffsets(id) && g.IsEmpty() {
+		if !st.hasAnyOffsets(id) && g.IsEmpty() {
 			if veto, ok := g.(ExpiryVeto); ok && veto.KeepOnExpiry(st) {
 				continue
 			}
@@ -81,7 +84,8 @@ func offsetExpired(st *State, g Group, v *OffsetValue) bool {
 	return st.Now.Sub(base) >= st.Cfg.Offsets.Retention
 }
 
-// DeleteTopicOffsets tombstones every committed offset of the named topics (topic deletion).
+// DeleteTopicOffsets tombstones every committed and pending transactional offset of the named
+// topics (topic deletion).
 func DeleteTopicOffsets(topics []string) func(st *State, c *Call[Ack]) {
 	return func(st *State, c *Call[Ack]) {
 		set := map[string]bool{}
@@ -95,7 +99,28 @@ func DeleteTopicOffsets(topics []string) func(st *State, c *Call[Ack]) {
 				}
 				for _, p := range st.Offsets.Partitions(id, t) {
 					st.WriteOffsetTombstone(id, t, p)
+					st.deletePending(id, t, p)
 				}
+			}
+		}
+		for _, pid := range st.TxnOffsets.ProducerIDs() {
+			keys := make([]txnOffsetKey, 0)
+			for k := range st.TxnOffsets.byProducer[pid] {
+				if set[k.topic] {
+					keys = append(keys, k)
+				}
+			}
+			sort.Slice(keys, func(i, j int) bool {
+				if keys[i].group != keys[j].group {
+					return keys[i].group < keys[j].group
+				}
+				if keys[i].topic != keys[j].topic {
+					return keys[i].topic < keys[j].topic
+				}
+				return keys[i].partition < keys[j].partition
+			})
+			for _, k := range keys {
+				st.writePendingTombstone(k, pid)
 			}
 		}
 		c.Reply(st, Ack{})

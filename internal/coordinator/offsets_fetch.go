@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -12,11 +13,15 @@ type FetchGroup struct {
 	MemberID    *string
 	MemberEpoch int32
 	Topics      []kmsg.OffsetFetchRequestGroupTopic // nil = all
+	// RequireStable (v7+, KIP-447): a partition with pending transactional offsets answers
+	// UNSTABLE_OFFSET_COMMIT instead of its committed offset.
+	RequireStable bool
 }
 
 // FetchOffsets reads committed offsets of one group (Kafka's OffsetMetadataManager.fetchOffsets and
 // fetchAllOffsets): unknown group → all: empty, listed: -1 per partition, no error; v9 member
-// validation when a member id or epoch ≥ 0 is given. It returns the v8+ group shape.
+// validation when a member id or epoch ≥ 0 is given; with RequireStable, UNSTABLE_OFFSET_COMMIT
+// (offset -1) per partition with pending transactional offsets. It returns the v8+ group shape.
 func FetchOffsets(fg FetchGroup) func(st *State, c *Call[*kmsg.OffsetFetchResponseGroup]) {
 	return func(st *State, c *Call[*kmsg.OffsetFetchResponseGroup]) {
 		out := kmsg.NewOffsetFetchResponseGroup()
@@ -39,6 +44,10 @@ func FetchOffsets(fg FetchGroup) func(st *State, c *Call[*kmsg.OffsetFetchRespon
 			rp.Offset, rp.LeaderEpoch = -1, -1
 			md := ""
 			rp.Metadata = &md
+			if fg.RequireStable && st.TxnOffsets.HasPartition(fg.Group, topic, p) {
+				rp.ErrorCode = kerr.UnstableOffsetCommit.Code
+				return rp
+			}
 			if v, ok := st.Offsets.Get(fg.Group, topic, p); ok {
 				rp.Offset, rp.LeaderEpoch = v.Offset, v.LeaderEpoch
 				m := v.Metadata

@@ -81,6 +81,8 @@ type State struct {
 	Log     *slog.Logger
 	Groups  map[string]Group
 	Offsets *Offsets
+	// TxnOffsets are the pending transactional offsets (offsets_txn.go).
+	TxnOffsets *TxnOffsets
 	// History is each group's rebalance history (hard state: RecRebalanceHistory records); it
 	// outlives a group's change of type and is deleted with the group.
 	History map[string]*groupHistory
@@ -105,15 +107,16 @@ func NewState(shard int32, cfg *Config, log *slog.Logger, ids IDSource) *State {
 		log = slog.Default()
 	}
 	return &State{
-		Shard:   shard,
-		Cfg:     cfg,
-		Log:     log.With("shard", shard),
-		Groups:  map[string]Group{},
-		Offsets: newOffsets(),
-		History: map[string]*groupHistory{},
-		Timers:  newTimers(),
-		Metrics: &ShardMetrics{},
-		IDs:     ids,
+		Shard:      shard,
+		Cfg:        cfg,
+		Log:        log.With("shard", shard),
+		Groups:     map[string]Group{},
+		Offsets:    newOffsets(),
+		TxnOffsets: newTxnOffsets(),
+		History:    map[string]*groupHistory{},
+		Timers:     newTimers(),
+		Metrics:    &ShardMetrics{},
+		IDs:        ids,
 	}
 }
 
@@ -159,12 +162,13 @@ func (st *State) Write(rec Record) {
 	st.out.Records = append(st.out.Records, rec)
 }
 
-// removeGroup drops a group none of whose own records is left. Committed offsets that remain
-// keep a simple classic group in its place, as a load replaying them builds one (Kafka's
-// OffsetMetadataManager.replay), so the live shard and a reloaded one agree.
+// removeGroup drops a group none of whose own records is left. Committed or pending
+// transactional offsets that remain keep a simple classic group in its place, as a load
+// replaying them builds one (Kafka's OffsetMetadataManager.replay), so the live shard and a
+// reloaded one agree.
 func (st *State) removeGroup(id string) {
 	delete(st.Groups, id)
-	if st.Offsets.HasOffsets(id) {
+	if st.hasAnyOffsets(id) {
 		st.Groups[id] = newSimpleClassicGroup(id)
 	}
 }

@@ -28,14 +28,16 @@ import (
 // (a duplicate answers NONE with the original base offset). Acks other than
 // -1, 0, 1 → INVALID_REQUIRED_ACKS. An internal topic (__consumer_offsets) is
 // written by its coordinator only: INVALID_TOPIC_EXCEPTION (Kafka's
-// ReplicaManager.appendToLocalLog). Transactional produce is not supported
-// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED). While the disk is short of space or
+// ReplicaManager.appendToLocalLog). Transactional batches follow
+// txn_produce.go (the request needs a transactional id, the partition must be
+// in the producer's ongoing transaction). While the disk is short of space or
 // the store failed (diskguard), every partition answers KAFKA_STORAGE_ERROR, a
 // retriable error, with the reason in ErrorMessage (v8+), and nothing is
 // written. acks=0 returns nil: no response.
 func (p *Plane) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	byID := req.Version >= 13
+	txn, reqErr := p.verifyTransactional(ctx, req)
 	var wg sync.WaitGroup
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
@@ -48,8 +50,8 @@ func (p *Plane) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.Pro
 		switch {
 		case req.Acks != -1 && req.Acks != 0 && req.Acks != 1:
 			terr = kerr.InvalidRequiredAcks
-		case req.TransactionID != nil:
-			terr = kerr.TransactionalIDAuthorizationFailed
+		case reqErr != nil:
+			terr = reqErr
 		case byID:
 			if t, parts = p.lookupID(rt.TopicID); t == nil {
 				terr = kerr.UnknownTopicID
@@ -83,10 +85,15 @@ func (p *Plane) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.Pro
 				sp.ErrorMessage = &msg
 				continue
 			}
+			ta := txn.lookup(t, rp.Partition)
+			if ta != nil && ta.err != nil {
+				sp.ErrorCode = ta.err.Code
+				continue
+			}
 			wg.Add(1)
 			go func(t *topic, part *partition, records []byte) {
 				defer wg.Done()
-				p.appendOne(t, part, records, req.Acks != 0, sp)
+				p.appendOne(t, part, records, req.Acks != 0, ta, sp)
 			}(t, parts[rp.Partition], rp.Records)
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -98,8 +105,9 @@ func (p *Plane) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.Pro
 	return resp
 }
 
-// appendOne validates and appends one batch to part, filling sp.
-func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, sp *kmsg.ProduceResponseTopicPartition) {
+// appendOne validates and appends one batch to part, filling sp. ta is the verification of a
+// transactional batch (nil for any other).
+func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, ta *txnAppend, sp *kmsg.ProduceResponseTopicPartition) {
 	h, kerrCode := validateProduceBatch(records)
 	if kerrCode != nil {
 		sp.ErrorCode = kerrCode.Code
@@ -110,8 +118,15 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 		sp.ErrorCode = kerr.MessageTooLarge.Code
 		return
 	}
-	if h.Attributes&attrTransactional != 0 {
-		sp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+	transactional := h.Attributes&attrTransactional != 0
+	if transactional && (ta == nil || h.ProducerID < 0) {
+		// A transactional batch without a producer id, or one the verification did not see
+		// (its topic did not exist when the request arrived, so it was never added).
+		if h.ProducerID < 0 {
+			sp.ErrorCode = kerr.InvalidRecord.Code
+		} else {
+			sp.ErrorCode = kerr.InvalidTxnState.Code
+		}
 		return
 	}
 	if lc.compact {
@@ -134,6 +149,11 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 	var ps *producerState
 	if idempotent {
 		ps = part.producers[h.ProducerID]
+		if code := checkTxnAppend(part, ps, h, transactional, ta); code != nil {
+			part.mu.Unlock()
+			sp.ErrorCode = code.Code
+			return
+		}
 		dup, serr := ps.check(h)
 		if serr != nil {
 			part.mu.Unlock()
@@ -167,11 +187,12 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 	var forgotten []int64
 	if idempotent {
 		if ps == nil {
-			ps = &producerState{epoch: h.ProducerEpoch}
+			ps = newProducerState(h.ProducerEpoch)
 			part.producers[h.ProducerID] = ps
 		}
 		forgotten = ps.record(h, base, pa, now)
 	}
+	opened := transactional && part.beginTxn(h.ProducerID, h.ProducerEpoch, base)
 	expired := part.expireProducers(now, p.producerIDExpiration().Milliseconds())
 	logStart := part.logStart
 	part.mu.Unlock()
@@ -206,6 +227,9 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 	for _, k := range expired {
 		_ = b.Delete(k, nil)
 	}
+	if opened {
+		_ = b.Set(openTxnKey(t.id, part.index, h.ProducerID), encodeOpenTxn(base, h.ProducerEpoch), nil)
+	}
 	opts := pebble.Sync
 	if !sync {
 		opts = pebble.NoSync
@@ -220,6 +244,9 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 			}
 		}
 		part.mu.Unlock()
+	}
+	if err != nil && opened {
+		part.abandonTxn(h.ProducerID, base)
 	}
 	// A refused commit wrote nothing: its offsets stay assigned (a gap, as
 	// after compaction). A commit that failed inside the store may be visible
