@@ -28,7 +28,20 @@ type tdEpochs struct {
 const tdEpochTimeout = 30 * time.Second
 
 // afterStored learns, after a successful push of epoch, which other epoch the plugin keeps.
+// Topology epochs only grow (KIP-1071 fences a member with an older one), so after epoch 0 there
+// is nothing to learn.
 func (td *TopologyDescriptions) afterStored(group string, epoch int32) {
+	if epoch == 0 {
+		td.mu.Lock()
+		if td.epochs == nil {
+			td.epochs = map[string]*tdEpochs{}
+		}
+		if e := td.epochs[group]; e == nil || !e.busy {
+			td.epochs[group] = &tdEpochs{prev: -1, known: true}
+		}
+		td.mu.Unlock()
+		return
+	}
 	td.relearn(group, epoch)
 }
 
@@ -74,8 +87,8 @@ func (td *TopologyDescriptions) relearn(group string, current int32) {
 // description is stored and every member runs the current topology epoch, the previous epoch's
 // description is deleted from the plugin (in the background).
 func (td *TopologyDescriptions) maybeRetirePrevious(group string, s coordinator.TopologyDescriptionState) {
-	if !s.Valid || s.Current < 0 || s.Stored != s.Current {
-		return
+	if !s.Valid || s.Current <= 0 || s.Stored != s.Current {
+		return // at topology epoch 0 no earlier epoch exists
 	}
 	td.mu.Lock()
 	e := td.epochs[group]

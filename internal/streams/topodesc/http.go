@@ -30,8 +30,10 @@ import (
 //	DELETE {url}/groups/{group}/topology/{epoch}
 //	       2xx or 404 → ok; else transient
 //
-// After a successful PUT the plugin lists the group's epochs and deletes all
-// but the one it put and the highest other (the two-epoch bound of Plugin).
+// After a successful PUT of an epoch above 0 the plugin lists the group's
+// epochs and deletes all but the one it put and the highest other (the
+// two-epoch bound of Plugin; topology epochs only grow, so at epoch 0 there
+// is no other).
 //
 // Network errors and timeouts are transient.
 const httpContentType = "application/json"
@@ -160,7 +162,9 @@ func (h *HTTP) SetTopology(ctx context.Context, groupID string, topologyEpoch in
 		}
 		switch {
 		case code >= 200 && code < 300:
-			h.trim(ctx, groupID, topologyEpoch)
+			if topologyEpoch > 0 { // topology epochs only grow: at 0 there is no other
+				h.trim(ctx, groupID, topologyEpoch)
+			}
 			return nil
 		case code == http.StatusRequestEntityTooLarge:
 			return fmt.Errorf("%w: remote store: %s", ErrTooLarge, snippet(body))

@@ -277,7 +277,7 @@ func TestHTTPStatusMapping(t *testing.T) {
 	if got := s.Calls(http.MethodPut); got != 8 {
 		t.Errorf("PUT calls = %d, want 8", got)
 	}
-	// 4 reads, and the epoch listing after the one successful PUT (the two-epoch bound).
+	// 4 reads (a PUT of epoch 1 lists the group's epochs too, the two-epoch bound).
 	if got := s.Calls(http.MethodGet); got != 5 {
 		t.Errorf("GET calls = %d, want 5", got)
 	}
