@@ -110,6 +110,12 @@ CREATE TABLE muster_producers (
 	PRIMARY KEY (topic_id, partition, producer_id, base)
 );
 `,
+	// 3: KIP-1331 descriptions of two topology epochs per group (the current one and the
+	// previous one while a rolling upgrade is in progress).
+	`
+ALTER TABLE muster_topology_descriptions DROP CONSTRAINT muster_topology_descriptions_pkey;
+ALTER TABLE muster_topology_descriptions ADD PRIMARY KEY (group_id, epoch);
+`,
 }
 
 // SchemaVersion is the schema version this muster creates and understands.
