@@ -3,7 +3,6 @@ package streamsgroups
 import (
 	"context"
 	"io"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -235,15 +234,8 @@ func (o *options) validate() error {
 		if _, err := clikit.ParseTopicArgs(o.inputTopics); err != nil {
 			return err
 		}
-		if o.ByDuration != "" {
-			if _, err := clikit.ParseISODuration(o.ByDuration); err != nil {
-				return err
-			}
-		}
-		if o.ToDatetime != "" {
-			if _, err := clikit.ParseDateTime(o.ToDatetime, time.UTC); err != nil {
-				return err
-			}
+		if err := o.CheckTimes(); err != nil {
+			return err
 		}
 	}
 	return nil
