@@ -173,16 +173,22 @@ func pathGroup(r *http.Request) (string, error) {
 	return g, checkName("group id", g)
 }
 
-func (c *Console) apiGroup(_ http.ResponseWriter, r *http.Request) (any, error) {
-	id, err := pathGroup(r)
-	if err != nil {
-		return nil, err
+// groupPageParams validates the {group} path value and the page and size parameters, the only
+// ones a group's paged endpoints take.
+func groupPageParams(r *http.Request) (id string, page, size int, err error) {
+	if id, err = pathGroup(r); err != nil {
+		return "", 0, 0, err
 	}
 	q, err := parseQuery(r.URL.RawQuery, "page", "size")
 	if err != nil {
-		return nil, err
+		return "", 0, 0, err
 	}
-	page, size, err := q.paging("")
+	page, size, err = q.paging("")
+	return id, page, size, err
+}
+
+func (c *Console) apiGroup(_ http.ResponseWriter, r *http.Request) (any, error) {
+	id, page, size, err := groupPageParams(r)
 	if err != nil {
 		return nil, err
 	}
@@ -190,15 +196,7 @@ func (c *Console) apiGroup(_ http.ResponseWriter, r *http.Request) (any, error) 
 }
 
 func (c *Console) apiOffsets(_ http.ResponseWriter, r *http.Request) (any, error) {
-	id, err := pathGroup(r)
-	if err != nil {
-		return nil, err
-	}
-	q, err := parseQuery(r.URL.RawQuery, "page", "size")
-	if err != nil {
-		return nil, err
-	}
-	page, size, err := q.paging("")
+	id, page, size, err := groupPageParams(r)
 	if err != nil {
 		return nil, err
 	}
@@ -206,15 +204,7 @@ func (c *Console) apiOffsets(_ http.ResponseWriter, r *http.Request) (any, error
 }
 
 func (c *Console) apiLag(_ http.ResponseWriter, r *http.Request) (any, error) {
-	id, err := pathGroup(r)
-	if err != nil {
-		return nil, err
-	}
-	q, err := parseQuery(r.URL.RawQuery, "page", "size")
-	if err != nil {
-		return nil, err
-	}
-	page, size, err := q.paging("")
+	id, page, size, err := groupPageParams(r)
 	if err != nil {
 		return nil, err
 	}

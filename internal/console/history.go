@@ -50,15 +50,7 @@ func (c *Console) history(ctx context.Context, id string, page, size int) (*Hist
 }
 
 func (c *Console) apiHistory(_ http.ResponseWriter, r *http.Request) (any, error) {
-	id, err := pathGroup(r)
-	if err != nil {
-		return nil, err
-	}
-	q, err := parseQuery(r.URL.RawQuery, "page", "size")
-	if err != nil {
-		return nil, err
-	}
-	page, size, err := q.paging("")
+	id, page, size, err := groupPageParams(r)
 	if err != nil {
 		return nil, err
 	}
