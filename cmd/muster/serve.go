@@ -13,7 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/muster-io/muster/internal/broker"
+	"github.com/muster-io/muster/internal/cli/consumergroups"
+	"github.com/muster-io/muster/internal/cli/streamsgroups"
 	"github.com/muster-io/muster/internal/config"
+	"github.com/muster-io/muster/internal/console"
 )
 
 // startupGrace is how long a signal during start-up waits for start-up to finish, so that the
@@ -71,7 +74,8 @@ stopping node hands its shards over first. Each node keeps its own node.id, list
 			}
 			ch := make(chan started, 1)
 			go func() {
-				b, err := broker.Start(broker.Options{Listen: listen, HTTPListen: httpListen, DataDir: dataDir, Config: vals, Log: log})
+				b, err := broker.Start(broker.Options{Listen: listen, HTTPListen: httpListen, DataDir: dataDir, Config: vals, Log: log,
+					Tools: console.Tools{ConsumerGroups: consumergroups.NewCommand, StreamsGroups: streamsgroups.NewCommand}})
 				ch <- started{b, err}
 			}()
 			var b *broker.Broker

@@ -26,11 +26,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/muster-io/muster/internal/config"
+	"github.com/muster-io/muster/internal/console"
 	"github.com/muster-io/muster/internal/coordinator"
 	"github.com/muster-io/muster/internal/coordinator/api"
 	"github.com/muster-io/muster/internal/coordinator/engine"
 	"github.com/muster-io/muster/internal/coordinator/txnapi"
 	"github.com/muster-io/muster/internal/data"
+	"github.com/muster-io/muster/internal/lag"
 	"github.com/muster-io/muster/internal/security"
 	"github.com/muster-io/muster/internal/security/tlsconf"
 	"github.com/muster-io/muster/internal/server"
@@ -49,6 +51,9 @@ type Options struct {
 	Log        *slog.Logger
 	// Clock drives the coordinator (tests pass a ManualClock); nil = wall clock.
 	Clock engine.Clock
+	// Tools are the admin commands the web console's operator actions run (cmd/muster passes
+	// its consumer-groups and streams-groups); without them the actions are refused.
+	Tools console.Tools
 }
 
 // Broker is a running muster.
@@ -65,7 +70,15 @@ type Broker struct {
 	httpSrv *http.Server
 	reg     *prometheus.Registry
 	metrics *runtimeMetrics
-	td      *api.TopologyDescriptions // KIP-1331; nil = no plugin
+	// reqMetrics are Kafka's RequestMetrics; nil without an HTTP listener (nothing to serve them).
+	reqMetrics *requestMetrics
+	td         *api.TopologyDescriptions // KIP-1331; nil = no plugin
+	lag        *lag.Monitor              // nil = lag monitoring off
+	lagStop    context.CancelFunc
+	console    *console.Console // nil = no web console
+	// consoleReady is set once the console can serve (the HTTP listener is up before the store
+	// opens; until then /ui and /api answer 503).
+	consoleReady atomic.Pointer[console.Console]
 
 	// The transaction coordinator (transactions.go).
 	txnRT      *txnapi.Runtime
@@ -117,6 +130,7 @@ func Start(opts Options) (*Broker, error) {
 	b.txnMetrics = newTxnMetrics()
 	b.clusterMetrics = newClusterMetrics()
 	if opts.HTTPListen != "" {
+		b.reqMetrics = newRequestMetrics()
 		// Up before the store opens: Pebble flushes what its WAL holds before Open returns,
 		// which waits for space on a full disk; /readyz and /metrics say so meanwhile.
 		if err := b.startHTTP(); err != nil {
@@ -240,15 +254,25 @@ func Start(opts Options) (*Broker, error) {
 		b.td.StartCleanup(b.svc, ccfg.Offsets.RetentionCheck)
 	}
 
-	b.srv = server.New(server.Options{
+	sopts := server.Options{
 		MaxRequestBytes:  int32(v.Int("socket.request.max.bytes")),
 		MaxConnections:   int(v.Int("muster.max.connections")),
 		MaxInflightBytes: v.Int("muster.connection.max.inflight.bytes"),
 		IdleTimeout:      idleTimeout(v.Int("connections.max.idle.ms")),
 		ClusterID:        clusterID,
 		NodeID:           v.NodeID(),
-	}, opts.Log)
+	}
+	if b.reqMetrics != nil {
+		sopts.Observer = b.reqMetrics
+	}
+	b.srv = server.New(sopts, opts.Log)
+	if b.lag, err = b.newLagMonitor(); err != nil {
+		return fail(err)
+	}
 	b.registerHandlers()
+	if b.lag != nil {
+		b.runLag()
+	}
 	for _, bl := range b.lns {
 		b.wg.Add(1)
 		go func(bl boundListener) {
@@ -258,6 +282,7 @@ func Start(opts Options) (*Broker, error) {
 			}
 		}(bl)
 	}
+	b.startConsole()
 	b.serving.Store(true)
 	for _, k := range []string{"log.dirs", "log.dir"} {
 		if v.IsSet(k) {
@@ -339,6 +364,9 @@ func (b *Broker) Runtime() *api.Runtime { return b.rt }
 // Coordinator exposes the group coordinator's adapters (tests).
 func (b *Broker) Coordinator() *api.Service { return b.svc }
 
+// Lag is the lag monitor (nil when muster.lag.enable is false).
+func (b *Broker) Lag() *lag.Monitor { return b.lag }
+
 // Transactions exposes the transaction coordinator's adapters (tests).
 func (b *Broker) Transactions() *txnapi.Service { return b.txnSvc }
 
@@ -374,6 +402,9 @@ func (b *Broker) Close() error {
 	var err error
 	b.closeMu.Do(func() {
 		b.drainCluster() // cluster mode: hand every shard over while still serving
+		if b.console != nil {
+			b.console.Close()
+		}
 		if b.httpSrv != nil {
 			b.httpSrv.Close()
 		}
@@ -383,6 +414,9 @@ func (b *Broker) Close() error {
 			for _, bl := range b.lns {
 				bl.ln.Close()
 			}
+		}
+		if b.lagStop != nil {
+			b.lagStop()
 		}
 		b.wg.Wait()
 		for _, m := range b.tlsManagers {

@@ -111,6 +111,9 @@ func (b *Broker) registerHandlers() {
 	for _, ch := range b.svc.Handlers() {
 		coord[ch.Key] = b.coordHandler(ch)
 	}
+	if b.lag != nil {
+		coord[kmsg.OffsetCommit.Int16()] = b.observeCommits(coord[kmsg.OffsetCommit.Int16()])
+	}
 	for _, w := range wire.Supported {
 		if hd, ok := h[w.Key]; ok {
 			b.srv.Handle(w.Key, hd)

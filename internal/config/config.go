@@ -50,8 +50,8 @@ type Def struct {
 func i64(v int64) *int64 { return &v }
 
 // Defs is every key muster accepts, with Kafka's defaults unless noted: the broker and group keys
-// below, then the log keys (logDefs).
-var Defs = append(brokerDefs, logDefs...)
+// below, then the log keys (logDefs), then muster's observability keys (observeDefs).
+var Defs = append(append(brokerDefs, logDefs...), observeDefs...)
 
 var brokerDefs = []Def{
 	{Name: "node.id", Kind: Int, Default: "0", Min: i64(0), Doc: "broker id (Kafka)"},

@@ -244,14 +244,20 @@ func (p *Plane) sortedTopics() []*topic {
 }
 
 // Offsets returns the log start offset and high watermark of a partition,
-// for lag computations. ok is false for an unknown topic or partition.
+// for lag computations. ok is false for an unknown topic or partition, and in cluster mode
+// for a partition this node does not lead.
 func (p *Plane) Offsets(topicName string, partition int32) (logStart, highWatermark int64, ok bool) {
 	_, parts := p.lookup(topicName)
 	if partition < 0 || int(partition) >= len(parts) {
 		return 0, 0, false
 	}
-	ls, hw := parts[partition].offsets()
-	return ls, hw, true
+	part := parts[partition]
+	part.mu.Lock()
+	defer part.mu.Unlock()
+	if !part.led { // cluster mode: another node leads it, its offsets are not loaded here
+		return 0, 0, false
+	}
+	return part.logStart, part.hw, true
 }
 
 // Subscribe registers fn, called after topics are created, deleted or grow

@@ -56,12 +56,13 @@ var forbiddenCalls = map[string][]string{
 // cluster lease manager, which drives runtimes through an interface; the data plane and the
 // wire server beside the adapters, assembled by the broker).
 var layers = [][]string{
-	{"internal/metadata", "internal/metahash", "internal/assign", "internal/streams/assignor", "internal/streams/topology"},
+	{"internal/metadata", "internal/metahash", "internal/assign", "internal/streams/assignor", "internal/streams/topology", "internal/lag"},
 	{"internal/coordinator"},
 	{"internal/coordinator/txn"},
 	{"internal/store", "internal/store/postgres", "internal/cluster"},
 	{"internal/coordinator/engine"},
 	{"internal/coordinator/coordtest", "internal/coordinator/api", "internal/coordinator/txnapi"},
+	{"internal/console"},
 	{"internal/broker"},
 	{"cmd/muster"},
 }

@@ -110,7 +110,13 @@ CREATE TABLE muster_producers (
 	PRIMARY KEY (topic_id, partition, producer_id, base)
 );
 `,
-	// 3: the data plane wired: each partition's state (log start, producers, segments, the
+	// 3: KIP-1331 descriptions of two topology epochs per group (the current one and the
+	// previous one while a rolling upgrade is in progress).
+	`
+ALTER TABLE muster_topology_descriptions DROP CONSTRAINT muster_topology_descriptions_pkey;
+ALTER TABLE muster_topology_descriptions ADD PRIMARY KEY (group_id, epoch);
+`,
+	// 4: the data plane wired: each partition's state (log start, producers, segments, the
 	// cleaner's checkpoint, transactions) as state keys of the partition, dynamic broker configs.
 	`
 DROP TABLE muster_producers;

@@ -7,16 +7,20 @@ import (
 	"github.com/muster-io/muster/internal/streams/topology"
 )
 
-// Table is the shared store behind the "postgres" plugin: one row per group holding its latest
-// topology epoch and canonical JSON description. Cluster mode's PostgreSQL store implements it
+// Table is the shared store behind the "postgres" plugin: one row per group and topology epoch
+// holding the canonical JSON description. Cluster mode's PostgreSQL store implements it
 // (internal/store/postgres), so every node reads what any node stored.
 type Table interface {
-	// PutTopology stores description for group at epoch, replacing the group's row.
-	PutTopology(ctx context.Context, group string, epoch int32, description []byte) error
-	// GetTopology returns the group's row; found is false when there is none.
-	GetTopology(ctx context.Context, group string) (epoch int32, description []byte, found bool, err error)
-	// DeleteTopology removes the group's row (no error when there is none).
-	DeleteTopology(ctx context.Context, group string) error
+	// PutTopology stores description for group at epoch and deletes the group's rows of the
+	// epochs in drop, atomically.
+	PutTopology(ctx context.Context, group string, epoch int32, description []byte, drop []int32) error
+	// GetTopology returns the row of (group, epoch); found is false when there is none.
+	GetTopology(ctx context.Context, group string, epoch int32) (description []byte, found bool, err error)
+	// TopologyEpochs lists the group's stored epochs, ascending.
+	TopologyEpochs(ctx context.Context, group string) ([]int32, error)
+	// DeleteTopology removes the group's rows: all of them (epoch < 0) or one epoch (no error
+	// when there is none).
+	DeleteTopology(ctx context.Context, group string, epoch int32) error
 }
 
 // Shared is the "postgres" plugin of cluster mode: the disk plugin's contract over a Table that
@@ -43,18 +47,22 @@ func (s *Shared) SetTopology(ctx context.Context, groupID string, topologyEpoch 
 		return errDone(err)
 	}
 	return s.pool.runErr(func(ctx context.Context) error {
-		return s.t.PutTopology(ctx, groupID, topologyEpoch, data)
+		stored, err := s.t.TopologyEpochs(ctx, groupID)
+		if err != nil {
+			return err
+		}
+		return s.t.PutTopology(ctx, groupID, topologyEpoch, data, keepEpochs(stored, topologyEpoch))
 	}, ctx)
 }
 
 // GetTopology returns the stored description when its epoch is topologyEpoch, else (nil, nil).
 func (s *Shared) GetTopology(ctx context.Context, groupID string, topologyEpoch int32) <-chan GetResult {
 	return s.pool.runGet(func(ctx context.Context) GetResult {
-		epoch, raw, found, err := s.t.GetTopology(ctx, groupID)
+		raw, found, err := s.t.GetTopology(ctx, groupID, topologyEpoch)
 		if err != nil {
 			return GetResult{Err: err}
 		}
-		if !found || epoch != topologyEpoch {
+		if !found {
 			return GetResult{}
 		}
 		d, err := topology.Unmarshal(raw)
@@ -65,9 +73,22 @@ func (s *Shared) GetTopology(ctx context.Context, groupID string, topologyEpoch 
 	}, ctx)
 }
 
-// DeleteTopology removes the group's description.
+// DeleteTopology removes the group's descriptions.
 func (s *Shared) DeleteTopology(ctx context.Context, groupID string) <-chan error {
-	return s.pool.runErr(func(ctx context.Context) error { return s.t.DeleteTopology(ctx, groupID) }, ctx)
+	return s.pool.runErr(func(ctx context.Context) error { return s.t.DeleteTopology(ctx, groupID, -1) }, ctx)
+}
+
+// StoredEpochs lists groupID's stored epochs, ascending.
+func (s *Shared) StoredEpochs(ctx context.Context, groupID string) <-chan EpochsResult {
+	return s.pool.runEpochs(func(ctx context.Context) EpochsResult {
+		es, err := s.t.TopologyEpochs(ctx, groupID)
+		return EpochsResult{Epochs: es, Err: err}
+	}, ctx)
+}
+
+// DeleteTopologyEpoch forgets one epoch of groupID's descriptions.
+func (s *Shared) DeleteTopologyEpoch(ctx context.Context, groupID string, topologyEpoch int32) <-chan error {
+	return s.pool.runErr(func(ctx context.Context) error { return s.t.DeleteTopology(ctx, groupID, topologyEpoch) }, ctx)
 }
 
 // Close stops the workers.
