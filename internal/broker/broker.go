@@ -168,7 +168,11 @@ func Start(opts Options) (*Broker, error) {
 	// each request with the endpoint of the listener it came in on.
 	host, port := b.lns[0].l.AdvertisedHost, b.lns[0].l.AdvertisedPort
 	clusterID := v.String("cluster.id")
-	if clusterID == "" {
+	if b.cl != nil {
+		if clusterID, err = b.sharedClusterID(clusterID); err != nil {
+			return fail(err)
+		}
+	} else if clusterID == "" {
 		sum := sha256.Sum256([]byte(filepath.Clean(opts.DataDir)))
 		clusterID = base64.RawURLEncoding.EncodeToString(sum[:16])
 	}

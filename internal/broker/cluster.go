@@ -2,6 +2,8 @@ package broker
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -99,6 +101,31 @@ func (b *Broker) openCluster(v *config.Values) error {
 	c.partKinds = map[[16]byte]cluster.Kind{}
 	b.cl = c
 	return nil
+}
+
+// sharedClusterID returns the cluster's id, the same on every node (clients check it in
+// ApiVersions and Metadata and refuse a node of another cluster): the first node fixes it in
+// the shared store, as configured (cluster.id) or random. A node configured with another id
+// refuses to start.
+func (b *Broker) sharedClusterID(configured string) (string, error) {
+	def := configured
+	if def == "" {
+		var raw [16]byte
+		if _, err := rand.Read(raw[:]); err != nil {
+			return "", err
+		}
+		def = base64.RawURLEncoding.EncodeToString(raw[:])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	id, err := b.cl.db.ClusterValue(ctx, "cluster.id", def)
+	if err != nil {
+		return "", fmt.Errorf("cluster store: reading the cluster id: %w", err)
+	}
+	if configured != "" && configured != id {
+		return "", fmt.Errorf("cluster.id %q differs from the cluster's %q (fixed by its first node)", configured, id)
+	}
+	return id, nil
 }
 
 // redactURL drops a password from a connection URL for messages.
@@ -422,16 +449,27 @@ func (m *clusterMetrics) observeSQL(op string, d time.Duration, err error) {
 func (m *clusterMetrics) hooks() cluster.Hooks {
 	return cluster.Hooks{
 		Acquired: func(kind string, takeover time.Duration) {
+			kind = metricKind(kind)
 			m.acquired.WithLabelValues(kind).Inc()
 			if takeover > 0 {
 				m.takeover.WithLabelValues(kind).Observe(takeover.Seconds())
 			}
 		},
 		Lost: func(kind, reason string) {
+			kind = metricKind(kind)
 			m.lost.WithLabelValues(kind, reason).Inc()
 			if reason == "fenced" {
 				m.fenced.WithLabelValues(kind).Inc()
 			}
 		},
 	}
+}
+
+// metricKind is a lease kind as a metric label: every topic's partition leases count under
+// "partition" (one label value per topic would grow without bound).
+func metricKind(kind string) string {
+	if strings.HasPrefix(kind, partitionKindPrefix) {
+		return "partition"
+	}
+	return kind
 }

@@ -11,14 +11,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kversion"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/muster-io/muster/internal/testutil"
 )
 
-// clientOpts are the options of every client of these tests: topic IDs are per node until the
-// data plane moves to the shared store, so nothing newer than Kafka 3.9's versions (no
-// OffsetCommit v10 by topic ID).
+// clientOpts are the options of every client of these tests (every version muster serves:
+// topic IDs are the same on every node).
 func clientOpts(seeds []string) []kgo.Opt {
-	return []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.MaxVersions(kversion.V3_9_0()),
+	return []kgo.Opt{kgo.SeedBrokers(seeds...),
 		kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }),
 		kgo.RequestRetries(1000), kgo.RetryTimeout(60 * time.Second)}
 }
@@ -135,15 +136,43 @@ func (c *committers) verify(t *testing.T, seeds []string) {
 	for _, g := range c.groups {
 		resp, err := adm.FetchOffsets(ctx, g)
 		if err != nil {
-			t.Fatalf("fetch %s: %v", g, err)
+			t.Fatalf("fetch %s: %v; directly: %s", g, err, rawOffsets(seeds, g))
 		}
 		acked, tried := c.acked[g], c.tried[g]
 		for p := int32(0); p < 4; p++ {
 			o, ok := resp.Lookup("t", p)
 			if !ok || o.Err != nil || o.At < acked || o.At > tried {
 				t.Errorf("group %s partition %d: committed %+v, last acknowledged %d, last tried %d", g, p, o, acked, tried)
+				t.Logf("response: %+v; directly: %s", resp, rawOffsets(seeds, g))
 			}
 		}
 	}
 	t.Logf("commits verified: %d groups, errors seen by clients %v, longest gap between acknowledgements %v", len(c.groups), c.errs, c.maxGap.Round(time.Millisecond))
+}
+
+// rawOffsets describes what each node says of group's coordinator and offsets (diagnostics).
+func rawOffsets(seeds []string, group string) string {
+	var out string
+	for _, addr := range seeds {
+		c, err := testutil.DialRaw(addr)
+		if err != nil {
+			out += fmt.Sprintf("[%s: %v]", addr, err)
+			continue
+		}
+		fc := kmsg.NewPtrFindCoordinatorRequest()
+		fc.CoordinatorKey, fc.Version = group, 3
+		fr, err := c.Do(fc)
+		of := kmsg.NewPtrOffsetFetchRequest()
+		of.Version, of.Group = 7, group
+		or, err2 := c.Do(of)
+		of10 := kmsg.NewPtrOffsetFetchRequest()
+		of10.Version = 10
+		rg := kmsg.NewOffsetFetchRequestGroup()
+		rg.Group = group
+		of10.Groups = append(of10.Groups, rg)
+		or10, err3 := c.Do(of10)
+		c.Close()
+		out += fmt.Sprintf("[%s: coordinator %+v %v; offsets %+v %v; v10 %+v %v]", addr, fr, err, or, err2, or10, err3)
+	}
+	return out
 }
