@@ -53,9 +53,22 @@ type producer struct {
 }
 
 func startProducer(t *testing.T, seeds []string, topic string, every time.Duration) *producer {
+	return produceTo(t, seeds, topic, -1, every)
+}
+
+// startPartitionProducer produces to one partition only, one record every 2 ms.
+func startPartitionProducer(t *testing.T, seeds []string, topic string, partition int32) *producer {
+	return produceTo(t, seeds, topic, partition, 2*time.Millisecond)
+}
+
+func produceTo(t *testing.T, seeds []string, topic string, partition int32, every time.Duration) *producer {
 	t.Helper()
-	cl, err := kgo.NewClient(append(clientOpts(seeds), kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(2*time.Millisecond),
-		kgo.MaxBufferedRecords(5000), kgo.RecordDeliveryTimeout(0))...)
+	opts := append(clientOpts(seeds), kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(2*time.Millisecond),
+		kgo.MaxBufferedRecords(5000), kgo.RecordDeliveryTimeout(0))
+	if partition >= 0 {
+		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +85,7 @@ func startProducer(t *testing.T, seeds []string, topic string, every time.Durati
 			case <-tick.C:
 			}
 			v := fmt.Sprintf("v%08d", i)
-			cl.Produce(context.Background(), &kgo.Record{Key: []byte(v), Value: []byte(v)}, func(r *kgo.Record, err error) {
+			cl.Produce(context.Background(), &kgo.Record{Key: []byte(v), Value: []byte(v), Partition: partition}, func(r *kgo.Record, err error) {
 				if err != nil {
 					p.mu.Lock()
 					p.errs[errName(err)]++

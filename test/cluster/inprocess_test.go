@@ -14,10 +14,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/muster-io/muster/internal/coordinator"
 	"github.com/muster-io/muster/internal/pgtest"
+	"github.com/muster-io/muster/internal/store/postgres"
 	"github.com/muster-io/muster/internal/testutil"
 )
 
@@ -96,9 +96,7 @@ func TestClusterCoordinatorInProcess(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	// Topic IDs are per node until the data plane moves to the shared store: no OffsetCommit
-	// v10 (topic IDs) here.
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds(bs)...), kgo.MaxVersions(kversion.V3_9_0()))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds(bs)...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +157,7 @@ func TestClusterCoordinatorInProcess(t *testing.T) {
 	bs[1].Close()
 	waitBalanced(t, bs[:1])
 	t.Logf("drain hand-over: %v", time.Since(start))
-	cl1, _ := kgo.NewClient(kgo.SeedBrokers(bs[0].Addr()), kgo.MaxVersions(kversion.V3_9_0()))
+	cl1, _ := kgo.NewClient(kgo.SeedBrokers(bs[0].Addr()))
 	defer cl1.Close()
 	adm1 := kadm.NewClient(cl1)
 	for g := 0; g < groups; g++ {
@@ -240,7 +238,7 @@ func TestClusterStaleBatchRefused(t *testing.T) {
 			t.Fatal("no batch was refused by the store in 10 takeovers")
 		}
 	}
-	cl, _ := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.MaxVersions(kversion.V3_9_0()))
+	cl, _ := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
 	defer cl.Close()
 	got, err := kadm.NewClient(cl).FetchOffsets(context.Background(), "stale")
 	if err != nil {
@@ -359,6 +357,78 @@ func TestClusterProducerIDs(t *testing.T) {
 				t.Fatalf("producer id %d handed out by node %d and node %d", r.ProducerID, prev, n+1)
 			}
 			seen[r.ProducerID] = n + 1
+		}
+	}
+}
+
+// TestClusterStalePartitionBatchRefused: a partition's lease is taken over behind its leader's
+// back (its epoch bumped in the lease table, as a takeover by another node does). The leader's
+// next batch for the partition is refused by the database in the same statement that would
+// write it: the produce answers NOT_LEADER_OR_FOLLOWER, the partition unloads and the fencing
+// refusal is counted; the node then leads it again under a newer epoch and the log holds only
+// the acknowledged records.
+func TestClusterStalePartitionBatchRefused(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	bs := startNodes(t, url, 1)
+	b := bs[0]
+	n := &node{t: t, id: 1, addr: b.Addr()}
+	info, _ := b.Plane().Topic("t")
+	kind := postgres.PartitionLeaseKind(info.ID)
+	produce := func(v string) (int16, int64) { return produceRaw(n, "t", 0, v) }
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if code, _ := produce("first"); code == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("partition t/0 never led")
+		}
+	}
+	db, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	acked := map[int64]string{0: "first"}
+	for try := 0; ; try++ {
+		before := metricSum(t, b.HTTPAddr(), "muster_cluster_fencing_refusals_total")
+		if _, err := db.Exec(context.Background(), `UPDATE muster_leases SET epoch = epoch + 1, owner = 99, owner_inc = 1 WHERE kind = $1 AND shard = 0`, kind); err != nil {
+			t.Fatal(err)
+		}
+		if code, off := produce(fmt.Sprintf("stale-%d", try)); code != 6 {
+			t.Fatalf("produce at the stale leader: error %d at offset %d, want NOT_LEADER_OR_FOLLOWER (6)", code, off)
+		}
+		// The manager takes the partition back (node 99 is not a live node).
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			v := fmt.Sprintf("after-%d", try)
+			if code, off := produce(v); code == 0 {
+				acked[off] = v
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the partition was not taken back")
+			}
+		}
+		if metricSum(t, b.HTTPAddr(), "muster_cluster_fencing_refusals_total") > before {
+			break
+		}
+		if try == 10 {
+			t.Fatal("no partition batch was refused by the database in 10 takeovers")
+		}
+	}
+	cl, _ := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"t": {0: kgo.NewOffset().AtStart()}}))
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got := map[int64]string{}
+	for len(got) < len(acked) && ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { got[r.Offset] = string(r.Value) })
+	}
+	if len(got) != len(acked) {
+		t.Fatalf("log %v, acknowledged %v", got, acked)
+	}
+	for off, v := range acked {
+		if got[off] != v {
+			t.Fatalf("offset %d holds %q, %q was acknowledged", off, got[off], v)
 		}
 	}
 }
