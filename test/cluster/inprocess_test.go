@@ -432,3 +432,114 @@ func TestClusterStalePartitionBatchRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterNotLeader: a node that does not lead a partition answers Produce, Fetch,
+// ListOffsets and DeleteRecords for it with NOT_LEADER_OR_FOLLOWER, and its Metadata names the
+// leader (with the leader's epoch) at the leader's endpoint; the leader serves them all.
+func TestClusterNotLeader(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	bs := startNodes(t, url, 2)
+	n1 := &node{t: t, id: 1, addr: bs[0].Addr()}
+	n2 := &node{t: t, id: 2, addr: bs[1].Addr()}
+	part := int32(-1)
+	var led partitionLeader
+	for deadline := time.Now().Add(20 * time.Second); part < 0; time.Sleep(20 * time.Millisecond) {
+		for i, p := range leadersOf(n2, "t") {
+			if p.code == 0 && p.leader == 1 && bs[0].Plane().Leading(mustTopicID(t, bs[0], "t"), int32(i)) {
+				part, led = int32(i), p
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("node 1 leads no partition of t")
+		}
+	}
+	if code, _ := produceRaw(n1, "t", part, "v"); code != 0 {
+		t.Fatalf("produce at the leader: %d", code)
+	}
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 12
+	mresp, err := n2.raw(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range mresp.(*kmsg.MetadataResponse).Brokers {
+		if b.NodeID == 1 && fmt.Sprintf("%s:%d", b.Host, b.Port) != n1.addr {
+			t.Errorf("node 1 listed at %s:%d, want %s", b.Host, b.Port, n1.addr)
+		}
+	}
+	if l := leadersOf(n1, "t")[part]; l != led {
+		t.Errorf("the leader describes partition %d as %+v, the other node as %+v", part, l, led)
+	}
+
+	code := func(n *node, req kmsg.Request) int16 {
+		resp, err := n.raw(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch r := resp.(type) {
+		case *kmsg.FetchResponse:
+			return r.Topics[0].Partitions[0].ErrorCode
+		case *kmsg.ListOffsetsResponse:
+			return r.Topics[0].Partitions[0].ErrorCode
+		case *kmsg.DeleteRecordsResponse:
+			return r.Topics[0].Partitions[0].ErrorCode
+		}
+		t.Fatalf("unexpected %T", resp)
+		return 0
+	}
+	fetch := kmsg.NewPtrFetchRequest()
+	fetch.Version, fetch.MaxBytes = 11, 1<<20
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = "t"
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.Partition, fp.PartitionMaxBytes, fp.CurrentLeaderEpoch = part, 1<<20, -1
+	ft.Partitions = append(ft.Partitions, fp)
+	fetch.Topics = append(fetch.Topics, ft)
+	lo := kmsg.NewPtrListOffsetsRequest()
+	lo.Version, lo.ReplicaID = 7, -1
+	lt := kmsg.NewListOffsetsRequestTopic()
+	lt.Topic = "t"
+	lp := kmsg.NewListOffsetsRequestTopicPartition()
+	lp.Partition, lp.Timestamp, lp.CurrentLeaderEpoch = part, -1, -1
+	lt.Partitions = append(lt.Partitions, lp)
+	lo.Topics = append(lo.Topics, lt)
+	dr := kmsg.NewPtrDeleteRecordsRequest()
+	dr.Version, dr.TimeoutMillis = 2, 5000
+	dt := kmsg.NewDeleteRecordsRequestTopic()
+	dt.Topic = "t"
+	dp := kmsg.NewDeleteRecordsRequestTopicPartition()
+	dp.Partition, dp.Offset = part, 1
+	dt.Partitions = append(dt.Partitions, dp)
+	dr.Topics = append(dr.Topics, dt)
+
+	if c, _ := produceRaw(n2, "t", part, "v"); c != 6 {
+		t.Errorf("produce at the other node: error %d, want NOT_LEADER_OR_FOLLOWER (6)", c)
+	}
+	for _, req := range []kmsg.Request{fetch, lo, dr} {
+		if c := code(n2, req); c != 6 {
+			t.Errorf("%T at the other node: error %d, want NOT_LEADER_OR_FOLLOWER (6)", req, c)
+		}
+		if c := code(n1, req); c != 0 {
+			t.Errorf("%T at the leader: error %d", req, c)
+		}
+	}
+	// A client naming an older leader epoch is fenced; a newer one is unknown to the leader.
+	lp.CurrentLeaderEpoch = led.epoch - 1
+	lo.Topics[0].Partitions[0] = lp
+	if c := code(n1, lo); c != 74 {
+		t.Errorf("ListOffsets with an older leader epoch: error %d, want FENCED_LEADER_EPOCH (74)", c)
+	}
+	lp.CurrentLeaderEpoch = led.epoch + 1
+	lo.Topics[0].Partitions[0] = lp
+	if c := code(n1, lo); c != 75 {
+		t.Errorf("ListOffsets with a newer leader epoch: error %d, want UNKNOWN_LEADER_EPOCH (75)", c)
+	}
+}
+
+func mustTopicID(t *testing.T, b *testutil.Broker, topic string) [16]byte {
+	info, ok := b.Plane().Topic(topic)
+	if !ok {
+		t.Fatalf("no topic %s", topic)
+	}
+	return info.ID
+}
