@@ -56,6 +56,7 @@ type clusterNode struct {
 	// clusterCoordinator, before startCluster).
 	kinds   []cluster.Kind
 	mgr     *cluster.Manager
+	markers *clusterMarkers // transaction markers for other nodes
 	metrics *clusterMetrics
 	stop    context.CancelFunc // ends the security reloads
 	stopped chan struct{}
@@ -245,6 +246,9 @@ func (b *Broker) closeCluster() {
 	if b.cl.stop != nil {
 		b.cl.stop()
 		<-b.cl.stopped
+	}
+	if b.cl.markers != nil {
+		b.cl.markers.close()
 	}
 	if b.cl.mgr != nil {
 		b.cl.mgr.Close()

@@ -38,6 +38,10 @@ func (b *Broker) startTransactions(v *config.Values) error {
 	}
 	b.txnSvc = txnapi.New(tcfg, b.log.With("component", "txn"), txnData{b.plane}, b.svc)
 	b.txnSvc.Hooks = b.txnMetrics.hooks()
+	if b.cl != nil {
+		b.cl.markers = &clusterMarkers{b: b}
+		b.txnSvc.Remote = b.cl.markers
+	}
 	b.txnRT = engine.New(engine.Options[*txn.ShardState]{
 		Shards: tcfg.Shards,
 		New: func(shard int32) *txn.ShardState {

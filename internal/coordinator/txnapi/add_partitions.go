@@ -2,6 +2,7 @@ package txnapi
 
 import (
 	"context"
+	"errors"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -121,6 +122,11 @@ func topicsOf[T any](ts []T, f func(T) (string, []int32)) []txn.TopicPartition {
 // partition COORDINATOR_NOT_AVAILABLE or its loading error (retriable).
 func (s *Service) VerifyPartitions(ctx context.Context, id string, pid int64, epoch int16, parts []txn.TopicPartition) []*kerr.Error {
 	errs, err := do(ctx, s, id, coordinator.Meta{}, txn.Verify(id, pid, epoch, parts))
+	if errors.Is(err, kerr.NotCoordinator) && s.Remote != nil {
+		if ok, rerrs := s.Remote.VerifyPartitions(ctx, s.shardFor(id), id, pid, epoch, parts); ok {
+			return rerrs
+		}
+	}
 	if err != nil {
 		ke := kerr.CoordinatorNotAvailable
 		if err == kerr.CoordinatorLoadInProgress {

@@ -218,7 +218,7 @@ func (s *Service) writeMarkers(ctx context.Context, p txn.Prepared) error {
 		wg.Add(1)
 		go func(i int, tp txn.TopicPartition) {
 			defer wg.Done()
-			errs[i] = s.writeMarker(ctx, tp, p.ProducerID, p.Epoch, p.Commit, coordinatorEpoch)
+			errs[i] = s.writeMarkerAnywhere(ctx, tp, p.ProducerID, p.Epoch, p.Commit, coordinatorEpoch)
 		}(i, tp)
 	}
 	wg.Wait()
@@ -236,6 +236,20 @@ func (s *Service) writeMarkers(ctx context.Context, p txn.Prepared) error {
 		}
 	}
 	return nil
+}
+
+// writeMarkerAnywhere writes one marker here, or (cluster mode) at the node that leads the
+// partition when this one does not. Only the coordinator's own markers travel: a
+// WriteTxnMarkers request is served where it arrives, so markers never bounce between nodes.
+func (s *Service) writeMarkerAnywhere(ctx context.Context, tp txn.TopicPartition, pid int64, epoch int16, commit bool, coordEpoch int32) error {
+	err := s.writeMarker(ctx, tp, pid, epoch, commit, coordEpoch)
+	if s.Remote == nil || !(errors.Is(err, kerr.NotLeaderForPartition) || errors.Is(err, kerr.NotCoordinator)) {
+		return err
+	}
+	if ok, rerr := s.Remote.WriteMarker(ctx, tp, pid, epoch, commit, coordEpoch); ok {
+		return rerr
+	}
+	return err
 }
 
 // writeMarker writes one marker: a __consumer_offsets partition is a group coordinator shard.

@@ -45,6 +45,19 @@ type Groups interface {
 	Shards() int32
 }
 
+// Remote writes markers at other nodes (cluster mode: a partition led, or a group coordinator
+// shard served, by another node), as Kafka's transaction coordinator sends WriteTxnMarkers to
+// each partition's leader.
+type Remote interface {
+	// WriteMarker writes one marker at the node that leads tp (a __consumer_offsets partition:
+	// serves the group coordinator shard); ok is false when no other node does.
+	WriteMarker(ctx context.Context, tp txn.TopicPartition, pid int64, epoch int16, commit bool, coordEpoch int32) (ok bool, err error)
+	// VerifyPartitions asks the node serving transaction coordinator shard (the transactional
+	// id's) whether parts are in the producer's ongoing transaction (AddPartitionsToTxn v4
+	// VerifyOnly, KIP-890); ok is false when no other node serves the shard.
+	VerifyPartitions(ctx context.Context, shard int32, id string, pid int64, epoch int16, parts []txn.TopicPartition) (ok bool, errs []*kerr.Error)
+}
+
 // Hooks observe the marker writer (metrics).
 type Hooks struct {
 	// OnMarkers is called after a prepared transaction's markers were written (err nil) or
@@ -60,6 +73,8 @@ type Service struct {
 	Data   Data
 	Groups Groups
 	Hooks  Hooks
+	// Remote, when set, takes the markers of partitions this node does not lead.
+	Remote Remote
 
 	mu       sync.Mutex
 	inflight map[string]*completion // transactional id → the markers being written
