@@ -61,7 +61,7 @@ var brokerDefs = []Def{
 	{Name: "broker.rack", Kind: String, Default: "", Doc: "rack of this broker (KIP-881/KIP-1101)"},
 	{Name: "cluster.store.url", Kind: String, Default: "", Doc: "muster: cluster mode: postgres://user@host:port/db of the PostgreSQL database that muster nodes share (coordinator records, leases, node registry, ACLs, SCRAM credentials); empty: one node on the embedded Pebble store (--store sets it too)"},
 	{Name: "cluster.lease.ttl.ms", Kind: Int, Default: "5000", Min: i64(1000), Doc: "muster: time-to-live of a cluster node's registration, which its shard leases live by; a node that stops renewing loses its shards to the others after it"},
-	{Name: "cluster.id", Kind: String, Default: "", Doc: "muster: cluster id reported in Metadata; default derived from the data dir"},
+	{Name: "cluster.id", Kind: String, Default: "", Doc: "muster: cluster id reported in Metadata; default derived from the data dir (cluster mode: fixed in the shared store by the first node, random unless set)"},
 	{Name: "log.dirs", Kind: String, Default: "", Doc: "accepted for compatibility; muster stores data in --data-dir"},
 	{Name: "log.dir", Kind: String, Default: "", Doc: "accepted for compatibility; muster stores data in --data-dir"},
 	{Name: "num.partitions", Kind: Int, Default: "1", Min: i64(1), Doc: "partitions of auto-created topics"},
