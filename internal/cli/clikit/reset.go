@@ -1,6 +1,7 @@
 package clikit
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -97,4 +98,24 @@ func (r *ResetScenario) Target(start, end, cur int64, hasCur bool, byTime int64)
 		}
 	}
 	return min(max(target, start), end), true
+}
+
+// TimeMillis is the timestamp --to-datetime (read in loc) or --by-duration
+// (before now) names; ok is false when neither was given.
+func (r *ResetScenario) TimeMillis(loc *time.Location, now time.Time) (ms int64, ok bool, err error) {
+	switch {
+	case r.ToDatetime != "":
+		ms, err = ParseDateTime(r.ToDatetime, loc)
+		return ms, err == nil, err
+	case r.ByDuration != "":
+		d, err := ParseISODuration(r.ByDuration)
+		if err != nil {
+			return 0, false, err
+		}
+		if ms, ok = d.MillisBefore(now); !ok {
+			return 0, false, fmt.Errorf("--by-duration %s reaches beyond the range of timestamps", r.ByDuration)
+		}
+		return ms, true, nil
+	}
+	return 0, false, nil
 }

@@ -284,18 +284,9 @@ func (r *runner) prepareReset(ctx context.Context, group string, plan resetPlan)
 		}
 		return out, nil
 	default: // --to-datetime, --by-duration
-		var ts int64
-		if o.ToDatetime != "" {
-			ts, err = clikit.ParseDateTime(o.ToDatetime, r.env.Loc)
-			if err != nil {
-				return nil, err
-			}
-		} else {
-			d, _ := clikit.ParseISODuration(o.ByDuration) // validated already
-			var ok bool
-			if ts, ok = d.MillisBefore(r.env.Now()); !ok {
-				return nil, fmt.Errorf("--by-duration %s reaches beyond the range of timestamps", o.ByDuration)
-			}
+		ts, _, err := o.TimeMillis(r.env.Loc, r.env.Now())
+		if err != nil {
+			return nil, err
 		}
 		return r.offsetsForTime(ctx, tps, ts)
 	}

@@ -99,17 +99,9 @@ func (r *runner) resetOne(parent context.Context, g string) ([]newOffset, error)
 		return nil, err
 	}
 	var byTime kadm.ListedOffsets
-	if r.o.ToDatetime != "" || r.o.ByDuration != "" {
-		var ms int64
-		if r.o.ToDatetime != "" {
-			ms, _ = clikit.ParseDateTime(r.o.ToDatetime, r.env.Loc)
-		} else {
-			dur, _ := clikit.ParseISODuration(r.o.ByDuration) // validated already
-			var ok bool
-			if ms, ok = dur.MillisBefore(r.env.Now()); !ok {
-				return nil, fmt.Errorf("--by-duration %s reaches beyond the range of timestamps", r.o.ByDuration)
-			}
-		}
+	if ms, ok, err := r.o.TimeMillis(r.env.Loc, r.env.Now()); err != nil {
+		return nil, err
+	} else if ok {
 		if byTime, err = r.cl.Adm.ListOffsetsAfterMilli(ctx, ms, names...); err != nil {
 			return nil, err
 		}

@@ -253,26 +253,14 @@ func (s *Service) authorizeAlterShareGroupOffsets(ctx context.Context, r Req, re
 	if r.open() {
 		return s.AlterShareGroupOffsets(ctx, r.Meta, req)
 	}
-	names := make([]string, len(req.Topics))
-	for i, t := range req.Topics {
-		names[i] = t.Topic
-	}
-	allowed := r.topicsAllowed(security.OpRead, names)
 	sub := *req
-	sub.Topics = nil
-	for _, t := range req.Topics {
-		if allowed[t.Topic] {
-			sub.Topics = append(sub.Topics, t)
-		}
-	}
+	var denied []kmsg.AlterShareGroupOffsetsRequestTopic
+	sub.Topics, denied = splitByTopicRead(r, req.Topics, func(t kmsg.AlterShareGroupOffsetsRequestTopic) string { return t.Topic })
 	resp := s.AlterShareGroupOffsets(ctx, r.Meta, &sub)
 	if resp.ErrorCode != 0 {
 		return resp
 	}
-	for _, t := range req.Topics {
-		if allowed[t.Topic] {
-			continue
-		}
+	for _, t := range denied {
 		rt := kmsg.NewAlterShareGroupOffsetsResponseTopic()
 		rt.Topic = t.Topic
 		for _, p := range t.Partitions {
@@ -296,29 +284,35 @@ func (s *Service) authorizeDeleteShareGroupOffsets(ctx context.Context, r Req, r
 	if r.open() {
 		return s.DeleteShareGroupOffsets(ctx, r.Meta, req)
 	}
-	names := make([]string, len(req.Topics))
-	for i, t := range req.Topics {
-		names[i] = t.Topic
-	}
-	allowed := r.topicsAllowed(security.OpRead, names)
 	sub := *req
-	sub.Topics = nil
-	for _, t := range req.Topics {
-		if allowed[t.Topic] {
-			sub.Topics = append(sub.Topics, t)
-		}
-	}
+	var denied []kmsg.DeleteShareGroupOffsetsRequestTopic
+	sub.Topics, denied = splitByTopicRead(r, req.Topics, func(t kmsg.DeleteShareGroupOffsetsRequestTopic) string { return t.Topic })
 	resp := s.DeleteShareGroupOffsets(ctx, r.Meta, &sub)
 	if resp.ErrorCode != 0 {
 		return resp
 	}
-	for _, t := range req.Topics {
-		if allowed[t.Topic] {
-			continue
-		}
+	for _, t := range denied {
 		rt := kmsg.NewDeleteShareGroupOffsetsResponseTopic()
 		rt.Topic, rt.ErrorCode = t.Topic, kerr.TopicAuthorizationFailed.Code
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp
+}
+
+// splitByTopicRead splits a request's topics into those the principal may READ and those it
+// may not (each topic decided once).
+func splitByTopicRead[T any](r Req, topics []T, name func(T) string) (allowed, denied []T) {
+	names := make([]string, len(topics))
+	for i, t := range topics {
+		names[i] = name(t)
+	}
+	ok := r.topicsAllowed(security.OpRead, names)
+	for i, t := range topics {
+		if ok[names[i]] {
+			allowed = append(allowed, t)
+		} else {
+			denied = append(denied, t)
+		}
+	}
+	return allowed, denied
 }
