@@ -8,11 +8,12 @@ import (
 )
 
 // TestClusterDataPlaneFailover: three `muster serve` nodes share topics and partition logs in
-// PostgreSQL, each partition led by one node. An idempotent franz-go producer produces through
-// all three, a classic and a KIP-848 group of two franz-go members each consume, and committers
-// commit offsets, while one node is SIGKILLed (its partitions and shards move to the survivors
+// PostgreSQL, each partition led by one node. Idempotent franz-go and confluent-kafka-go
+// producers produce through all three, a classic and a KIP-848 group of two franz-go members
+// each and a KIP-848 group of one confluent-kafka-go member consume, and committers commit
+// offsets, while one node is SIGKILLed (its partitions and shards move to the survivors
 // after the lease TTL) and later restarted, and another is stopped with SIGTERM (it hands them
-// over at once). Every acknowledged record is consumed by both groups, no offset holds two
+// over at once). Every acknowledged record is consumed by every group, no offset holds two
 // records (no offset reused by two leaders), every acknowledged commit is kept.
 func TestClusterDataPlaneFailover(t *testing.T) {
 	url := pgtest.NewDatabase(t)
@@ -27,10 +28,13 @@ func TestClusterDataPlaneFailover(t *testing.T) {
 	seeds := []string{nodes[0].addr, nodes[1].addr, nodes[2].addr}
 
 	p := startProducer(t, seeds, "d", 2*time.Millisecond)
+	cp := startConfluentProducer(t, seeds, "d", 5*time.Millisecond)
 	classic := startGroup(t, seeds, "d", "data-classic", 2, false)
 	defer classic.close()
 	kip848 := startGroup(t, seeds, "d", "data-848", 2, true)
 	defer kip848.close()
+	rdk := startConfluentGroup(t, seeds, "d", "data-rdk")
+	defer rdk.close()
 	c := startCommitters(t, seeds, 4)
 	p.waitProgress(t, 300, 30*time.Second)
 	c.waitProgress(t, 20, 30*time.Second)
@@ -62,9 +66,12 @@ func TestClusterDataPlaneFailover(t *testing.T) {
 	p.waitProgress(t, 300, 30*time.Second)
 	c.waitProgress(t, 20, 30*time.Second)
 
+	cp.waitProgress(t, 100, 30*time.Second)
 	p.stop(t)
+	cp.stop(t)
+	p.merge(cp)
 	c.stop()
 	survivors := []string{nodes[0].addr, nodes[1].addr}
-	verifyConsumed(t, p, []*groupConsumers{classic, kip848}, 30*time.Second)
+	verifyConsumed(t, p, []*groupConsumers{classic, kip848, rdk}, 30*time.Second)
 	c.verify(t, survivors)
 }

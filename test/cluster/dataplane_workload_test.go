@@ -44,6 +44,7 @@ func (l *offsetLedger) note(p pos, value string) {
 // at a bounded rate, and remembers where each acknowledged record went.
 type producer struct {
 	cl     *kgo.Client
+	finish func(t *testing.T) // instead of cl (confluent-kafka-go)
 	ledger *offsetLedger
 	mu     sync.Mutex
 	acked  map[string]pos
@@ -135,6 +136,10 @@ func (p *producer) stop(t *testing.T) {
 	t.Helper()
 	close(p.done)
 	p.wg.Wait()
+	if p.finish != nil {
+		p.finish(t)
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := p.cl.Flush(ctx); err != nil {
@@ -146,8 +151,9 @@ func (p *producer) stop(t *testing.T) {
 // groupConsumers is a consumer group of franz-go members (classic, or KIP-848 with the
 // server-side assignor) that records every record it receives.
 type groupConsumers struct {
-	group  string
-	cls    []*kgo.Client
+	group   string
+	cls     []*kgo.Client
+	closers []func() // confluent-kafka-go consumers
 	ledger *offsetLedger
 	mu     sync.Mutex
 	seen   map[string]bool
@@ -217,6 +223,24 @@ func (g *groupConsumers) close() {
 	g.wg.Wait()
 	for _, cl := range g.cls {
 		cl.Close()
+	}
+	for _, c := range g.closers {
+		c()
+	}
+}
+
+// merge adds what q acknowledged to p's view (two producers checked as one).
+func (p *producer) merge(q *producer) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for v, at := range q.acked {
+		p.acked[v] = at
+		p.ledger.note(at, v)
+	}
+	for e, n := range q.errs {
+		p.errs["confluent: "+e] += n
 	}
 }
 
