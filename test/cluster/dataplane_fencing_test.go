@@ -99,8 +99,16 @@ func TestClusterPartitionFencingSIGSTOP(t *testing.T) {
 	if after.epoch <= before.epoch {
 		t.Fatalf("new leader epoch %d not above %d", after.epoch, before.epoch)
 	}
-	if code, _ := produceRaw(b, "f", part, "at-the-new-leader"); code != 0 {
-		t.Fatalf("produce at the new leader: error %d", code)
+	// The lease is named in Metadata as soon as it is taken; the partition takes writes once it
+	// has loaded (NOT_LEADER_OR_FOLLOWER meanwhile).
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		code, _ := produceRaw(b, "f", part, "at-the-new-leader")
+		if code == 0 {
+			break
+		}
+		if code != 6 || time.Now().After(deadline) {
+			t.Fatalf("produce at the new leader: error %d", code)
+		}
 	}
 
 	a.signal(syscall.SIGCONT)
