@@ -154,11 +154,11 @@ type groupConsumers struct {
 	group   string
 	cls     []*kgo.Client
 	closers []func() // confluent-kafka-go consumers
-	ledger *offsetLedger
-	mu     sync.Mutex
-	seen   map[string]bool
-	stopc  chan struct{}
-	wg     sync.WaitGroup
+	ledger  *offsetLedger
+	mu      sync.Mutex
+	seen    map[string]bool
+	stopc   chan struct{}
+	wg      sync.WaitGroup
 }
 
 func startGroup(t *testing.T, seeds []string, topic, group string, members int, kip848 bool) *groupConsumers {

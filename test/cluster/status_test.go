@@ -60,7 +60,17 @@ func TestClusterStatusCommand(t *testing.T) {
 	if len(st.Nodes[0].Shards["txn"])+len(st.Nodes[1].Shards["txn"]) == 0 {
 		t.Fatal("no transaction coordinator shard is leased")
 	}
-	if !strings.Contains(text, "PLAINTEXT://127.0.0.1:") || !strings.Contains(text, "group ") {
+	// Topic t's partitions are leases too, named by the topic.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if n := len(st.Nodes[0].Shards["partitions of t"]) + len(st.Nodes[1].Shards["partitions of t"]); n == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("partitions of t held: %+v", st.Nodes)
+		}
+		text, st = run()
+	}
+	if !strings.Contains(text, "PLAINTEXT://127.0.0.1:") || !strings.Contains(text, "group ") || !strings.Contains(text, "partitions of t ") {
 		t.Fatalf("text output:\n%s", text)
 	}
 	bs[1].Close()

@@ -99,8 +99,9 @@ type ShardStatus struct {
 	AcquiredAt time.Time `json:"acquired_at"`
 }
 
-// Build turns a store view into a Status.
-func Build(v *postgres.View, withShards bool) Status {
+// Build turns a store view into a Status. topics names topic ids: a topic's partition leases
+// show as kind "partitions of NAME" (its shards are the partitions).
+func Build(v *postgres.View, withShards bool, topics map[[16]byte]string) Status {
 	st := Status{Time: v.Now, Unheld: map[string][]int32{}}
 	idx := map[int32]int{}
 	for _, n := range v.Nodes {
@@ -116,6 +117,11 @@ func Build(v *postgres.View, withShards bool) Status {
 			Endpoints: n.Endpoints, StartedAt: n.StartedAt, ExpiresAt: n.ExpiresAt, Shards: map[string][]int32{}})
 	}
 	for _, l := range v.Leases {
+		if id, ok := postgres.TopicOfLeaseKind(l.Kind); ok {
+			if name, ok := topics[id]; ok {
+				l.Kind = "partitions of " + name
+			}
+		}
 		holder := int32(-1)
 		if v.Held(l) {
 			holder = l.Owner
@@ -150,7 +156,13 @@ func (o *statusOptions) run(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return errors.New("reading the cluster store: " + err.Error())
 	}
-	st := Build(v, o.shards)
+	names := map[[16]byte]string{}
+	if ts, err := db.Topics(ctx); err == nil { // a schema before the data plane has none
+		for _, t := range ts {
+			names[t.ID] = t.Name
+		}
+	}
+	st := Build(v, o.shards, names)
 	if o.asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
