@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Topologies is the KIP-1331 topology descriptions table of cluster mode (topodesc.Table):
@@ -15,8 +16,21 @@ type Topologies struct{ db *DB }
 func (db *DB) Topologies() *Topologies { return &Topologies{db: db} }
 
 // PutTopology implements topodesc.Table: it stores the row of (group, epoch) and deletes the
-// group's rows of the epochs in drop, in one transaction.
+// group's rows of the epochs in drop, in one transaction. Two puts of one group at once may
+// lock its rows in opposite orders; PostgreSQL then aborts one (deadlock_detected), which is
+// run again: the statement is idempotent.
 func (t *Topologies) PutTopology(ctx context.Context, group string, epoch int32, description []byte, drop []int32) error {
+	for try := 0; ; try++ {
+		err := t.putTopology(ctx, group, epoch, description, drop)
+		var pe *pgconn.PgError
+		if try < 5 && errors.As(err, &pe) && pe.Code == "40P01" {
+			continue
+		}
+		return err
+	}
+}
+
+func (t *Topologies) putTopology(ctx context.Context, group string, epoch int32, description []byte, drop []int32) error {
 	_, err := t.db.exec(ctx, "topology_put", `WITH put AS (
 	INSERT INTO muster_topology_descriptions (group_id, epoch, description) VALUES ($1, $2, $3)
 	ON CONFLICT (group_id, epoch) DO UPDATE SET description = excluded.description
