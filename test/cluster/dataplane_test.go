@@ -19,7 +19,11 @@ func TestClusterDataPlaneFailover(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	var nodes []*node
 	for id := int32(1); id <= 3; id++ {
-		n := newNode(t, url, id, "cluster.lease.ttl.ms=2000")
+		// KIP-848 members heartbeat every 500 ms (Kafka's 5 s would make each step of a
+		// reassignment after a failover take seconds) and expire after 6 s.
+		n := newNode(t, url, id, "cluster.lease.ttl.ms=2000", "group.consumer.heartbeat.interval.ms=500",
+			"group.consumer.min.heartbeat.interval.ms=100", "group.consumer.session.timeout.ms=6000",
+			"group.consumer.min.session.timeout.ms=1000")
 		n.start()
 		nodes = append(nodes, n)
 	}

@@ -22,13 +22,17 @@ type pos struct {
 
 // offsetLedger remembers which value sits at which offset, as one observer saw it: a second
 // value at the same offset means an offset was reused (two leaders wrote it).
+// A value at two offsets means a record was written twice (an idempotent producer's retry not
+// deduplicated).
 type offsetLedger struct {
 	mu       sync.Mutex
 	at       map[pos]string
+	where    map[string]pos
 	conflict []string
+	dups     []string
 }
 
-func newLedger() *offsetLedger { return &offsetLedger{at: map[pos]string{}} }
+func newLedger() *offsetLedger { return &offsetLedger{at: map[pos]string{}, where: map[string]pos{}} }
 
 func (l *offsetLedger) note(p pos, value string) {
 	l.mu.Lock()
@@ -37,7 +41,10 @@ func (l *offsetLedger) note(p pos, value string) {
 		l.conflict = append(l.conflict, fmt.Sprintf("partition %d offset %d: %q and %q", p.partition, p.offset, prev, value))
 		return
 	}
-	l.at[p] = value
+	if w, ok := l.where[value]; ok && w != p {
+		l.dups = append(l.dups, fmt.Sprintf("%q at partition %d offsets %d and %d", value, p.partition, w.offset, p.offset))
+	}
+	l.at[p], l.where[value] = value, p
 }
 
 // producer produces unique values to one topic with an idempotent franz-go producer (acks=all),
@@ -218,6 +225,32 @@ func (g *groupConsumers) missing(acked map[string]pos) (int, []string) {
 	return n, out
 }
 
+// missingByPartition counts the acknowledged records the group has not received per partition.
+func (g *groupConsumers) missingByPartition(acked map[string]pos) map[int32]int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := map[int32]int{}
+	for v, at := range acked {
+		if !g.seen[v] {
+			out[at.partition]++
+		}
+	}
+	return out
+}
+
+// highest is the highest offset the group received per partition.
+func (g *groupConsumers) highest() map[int32]int64 {
+	g.ledger.mu.Lock()
+	defer g.ledger.mu.Unlock()
+	out := map[int32]int64{}
+	for at := range g.ledger.at {
+		if at.offset >= out[at.partition] {
+			out[at.partition] = at.offset
+		}
+	}
+	return out
+}
+
 func (g *groupConsumers) close() {
 	close(g.stopc)
 	g.wg.Wait()
@@ -262,7 +295,8 @@ func verifyConsumed(t *testing.T, p *producer, groups []*groupConsumers, d time.
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("group %s: %d of %d acknowledged records never consumed (e.g. %v)", g.group, n, len(acked), some)
+				t.Fatalf("group %s: %d of %d acknowledged records never consumed (e.g. %v); missing per partition %v, group's highest offset per partition %v",
+					g.group, n, len(acked), some, g.missingByPartition(acked), g.highest())
 			}
 		}
 	}
@@ -270,6 +304,9 @@ func verifyConsumed(t *testing.T, p *producer, groups []*groupConsumers, d time.
 		l.mu.Lock()
 		if len(l.conflict) > 0 {
 			t.Errorf("an offset holds two records: %v", l.conflict)
+		}
+		if len(l.dups) > 0 {
+			t.Errorf("records written twice: %v", l.dups)
 		}
 		l.mu.Unlock()
 	}
