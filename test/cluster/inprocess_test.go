@@ -543,3 +543,79 @@ func mustTopicID(t *testing.T, b *testutil.Broker, topic string) [16]byte {
 	}
 	return info.ID
 }
+
+// TestClusterLogStartMoves: DeleteRecords at a partition's leader moves its log start in the
+// shared store; after the leader drains, the new leader serves the same log start and end and
+// continues at the next offset.
+func TestClusterLogStartMoves(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	bs := startNodes(t, url, 2)
+	n1 := &node{t: t, id: 1, addr: bs[0].Addr()}
+	n2 := &node{t: t, id: 2, addr: bs[1].Addr()}
+	id := mustTopicID(t, bs[0], "t")
+	part := int32(-1)
+	for deadline := time.Now().Add(20 * time.Second); part < 0; time.Sleep(20 * time.Millisecond) {
+		for i := int32(0); i < 4; i++ {
+			if bs[0].Plane().Leading(id, i) {
+				part = i
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("node 1 leads no partition of t")
+		}
+	}
+	for i := 0; i < 10; i++ {
+		if code, off := produceRaw(n1, "t", part, fmt.Sprint(i)); code != 0 || off != int64(i) {
+			t.Fatalf("produce %d: error %d at offset %d", i, code, off)
+		}
+	}
+	dr := kmsg.NewPtrDeleteRecordsRequest()
+	dr.Version, dr.TimeoutMillis = 2, 5000
+	dt := kmsg.NewDeleteRecordsRequestTopic()
+	dt.Topic = "t"
+	dp := kmsg.NewDeleteRecordsRequestTopicPartition()
+	dp.Partition, dp.Offset = part, 5
+	dt.Partitions = append(dt.Partitions, dp)
+	dr.Topics = append(dr.Topics, dt)
+	resp, err := n1.raw(dr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := resp.(*kmsg.DeleteRecordsResponse).Topics[0].Partitions[0]; p.ErrorCode != 0 || p.LowWatermark != 5 {
+		t.Fatalf("DeleteRecords: error %d, low watermark %d", p.ErrorCode, p.LowWatermark)
+	}
+	bs[0].Close() // drains: node 2 leads every partition
+	offsets := func(ts int64) (int16, int64) {
+		lo := kmsg.NewPtrListOffsetsRequest()
+		lo.Version, lo.ReplicaID = 7, -1
+		lt := kmsg.NewListOffsetsRequestTopic()
+		lt.Topic = "t"
+		lp := kmsg.NewListOffsetsRequestTopicPartition()
+		lp.Partition, lp.Timestamp, lp.CurrentLeaderEpoch = part, ts, -1
+		lt.Partitions = append(lt.Partitions, lp)
+		lo.Topics = append(lo.Topics, lt)
+		r, err := n2.raw(lo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := r.(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]
+		return p.ErrorCode, p.Offset
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if code, _ := offsets(-2); code == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("node 2 never led the partition")
+		}
+	}
+	if code, start := offsets(-2); code != 0 || start != 5 {
+		t.Fatalf("log start at the new leader: %d (error %d), want 5", start, code)
+	}
+	if code, end := offsets(-1); code != 0 || end != 10 {
+		t.Fatalf("log end at the new leader: %d (error %d), want 10", end, code)
+	}
+	if code, off := produceRaw(n2, "t", part, "next"); code != 0 || off != 10 {
+		t.Fatalf("produce at the new leader: error %d at offset %d, want 10", code, off)
+	}
+}
