@@ -192,38 +192,75 @@ func (s *pebbleShard) LoadBorrowed(ctx context.Context, fn func(Record) error) e
 	return it.Error()
 }
 
+// Append implements Shard: one Pebble batch committed with Sync.
 func (s *pebbleShard) Append(ctx context.Context, recs []Record) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := s.p.db.NewBatch()
+	b, kind, done := s.build(recs)
 	defer b.Close()
-	key := make([]byte, 0, 64)
-	kind := diskguard.GroupDelete // tombstones only: taken while space is short
-	for _, r := range recs {
-		key = append(key[:0], s.prefix...)
-		key = append(key, r.Key...)
-		var err error
-		if r.Value == nil {
-			err = b.Delete(key, nil)
-		} else {
-			kind = diskguard.GroupWrite
-			err = b.Set(key, r.Value, nil)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	var done func(bool)
-	if m := s.p.mirror; m != nil {
-		done = m.Stage(s.id, recs, b)
-	}
 	opts := pebble.Sync
 	if !s.p.syncWrites {
 		opts = pebble.NoSync
 	}
 	err := s.p.guard.Commit(kind, func() error { return b.Commit(opts) })
-	if done != nil {
-		done(err == nil)
-	}
+	done(err == nil)
 	return err
+}
+
+// BeginAppend implements OrderedAppender: the batch is applied (DB.ApplyNoSyncWait: it takes
+// its sequence numbers and its place in the write-ahead log, in the order of the calls) and
+// wait waits for the WAL sync that covers it (Batch.SyncWait). A failed sync is sticky in
+// Pebble (every later sync fails too), so a later batch is never durable before this one; the
+// guard then takes the store as failed, as it does for Pebble's fatal commit error.
+func (s *pebbleShard) BeginAppend(ctx context.Context, recs []Record) (wait func() error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, kind, done := s.build(recs)
+	if !s.p.syncWrites {
+		err := s.p.guard.Commit(kind, func() error { return b.Commit(pebble.NoSync) })
+		done(err == nil)
+		_ = b.Close()
+		return func() error { return err }
+	}
+	if err := s.p.guard.Commit(kind, func() error { return s.p.db.ApplyNoSyncWait(b, pebble.Sync) }); err != nil {
+		done(false)
+		if errors.Is(err, diskguard.ErrRefused) {
+			_ = b.Close() // never reached Pebble
+		} // else the commit pipeline failed with the batch in it: it is not closed (nor reused)
+		return func() error { return err }
+	}
+	return func() error {
+		err := b.SyncWait()
+		if err != nil {
+			s.p.guard.Fail(err)
+			err = &diskguard.CommitError{Reason: err.Error()}
+		}
+		done(err == nil)
+		_ = b.Close()
+		return err
+	}
+}
+
+// build puts recs into a new Pebble batch under the shard's prefix, with the mirror's copy;
+// kind is what the guard judges (a batch of tombstones only frees space), done reports the
+// commit's outcome to the mirror.
+func (s *pebbleShard) build(recs []Record) (b *pebble.Batch, kind diskguard.Write, done func(bool)) {
+	b = s.p.db.NewBatch()
+	key := make([]byte, 0, 64)
+	kind = diskguard.GroupDelete // tombstones only: taken while space is short
+	for _, r := range recs {
+		key = append(key[:0], s.prefix...)
+		key = append(key, r.Key...)
+		if r.Value == nil {
+			_ = b.Delete(key, nil) // errors only for a closed or indexed-batch misuse
+		} else {
+			kind = diskguard.GroupWrite
+			_ = b.Set(key, r.Value, nil)
+		}
+	}
+	done = func(bool) {}
+	if m := s.p.mirror; m != nil {
+		done = m.Stage(s.id, recs, b)
+	}
+	return b, kind, done
 }
