@@ -56,6 +56,7 @@ type Broker struct {
 	log     *slog.Logger
 	db      *pebble.DB
 	plane   *data.Plane
+	cst     *store.Pebble // the coordinator store; closed after the runtime, before the plane
 	rt      *api.Runtime
 	svc     *api.Service
 	srv     *server.Server
@@ -172,6 +173,8 @@ func Start(opts Options) (*Broker, error) {
 		}
 	}
 	cst.SetMirror(offsets)
+	plane.SetGroupMetadataCleanFloor(cst.CheckpointOffset)
+	b.cst = cst
 	ccfg := coordinator.ConfigFrom(v)
 	groupConfigs := api.NewGroupConfigView(v, plane.GroupConfigs())
 	b.rt = engine.New(engine.Options[*coordinator.State]{
@@ -345,6 +348,11 @@ func (b *Broker) Close() error {
 		b.stopTopologyDescriptionCleanup()
 		if b.rt != nil {
 			b.rt.Close()
+		}
+		if b.cst != nil {
+			if cerr := b.cst.Close(); cerr != nil {
+				b.log.Warn("coordinator store: last checkpoint failed (the next start reads the records from __consumer_offsets)", "err", cerr)
+			}
 		}
 		b.closeTopologyDescriptionPlugin()
 		if b.plane != nil {

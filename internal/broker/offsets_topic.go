@@ -43,6 +43,18 @@ func (o *offsetsTopic) Stage(shard int32, recs []store.Record, b *pebble.Batch) 
 	return o.plane.AppendGroupMetadata(shard, out, b)
 }
 
+// Verbatim implements store.MirrorLog: OffsetCommit and GroupMetadata records are in the
+// topic exactly as the store holds them (coordinator.KafkaRecord leaves them unchanged).
+func (o *offsetsTopic) Verbatim(key []byte) bool { return coordinator.KafkaVerbatim(key) }
+
+// End implements store.MirrorLog.
+func (o *offsetsTopic) End(shard int32) int64 { return o.plane.GroupMetadataEnd(shard) }
+
+// Read implements store.MirrorLog.
+func (o *offsetsTopic) Read(ctx context.Context, shard int32, from int64, fn func(key, value []byte) error) error {
+	return o.plane.ReadGroupMetadata(ctx, shard, from, fn)
+}
+
 // fill appends every shard's current records to a new __consumer_offsets (a data dir written
 // before the topic existed), before the coordinator starts writing to it.
 func (o *offsetsTopic) fill(ctx context.Context, db *pebble.DB, st *store.Pebble) error {
