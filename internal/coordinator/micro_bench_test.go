@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -20,7 +19,7 @@ func microBenchConfig(overrides ...string) *Config {
 
 // BenchmarkRecordOffsetCommitEncode encodes one OffsetCommitKey + OffsetCommitValue (v3) record.
 func BenchmarkRecordOffsetCommitEncode(b *testing.B) {
-	v := &OffsetValue{Offset: 123456789, LeaderEpoch: 7, Metadata: "", CommitTime: time.UnixMilli(1_700_000_000_000)}
+	v := &OffsetValue{Offset: 123456789, LeaderEpoch: 7, Metadata: "", CommitMs: 1_700_000_000_000}
 	b.ReportAllocs()
 	n := 0
 	for i := 0; b.Loop(); i++ {
@@ -34,7 +33,7 @@ func BenchmarkRecordOffsetCommitEncode(b *testing.B) {
 // BenchmarkRecordOffsetCommitDecode decodes one OffsetCommitKey + OffsetCommitValue record.
 func BenchmarkRecordOffsetCommitDecode(b *testing.B) {
 	key := offsetKey("orders-consumer", "orders", 17)
-	val := offsetValue(&OffsetValue{Offset: 123456789, LeaderEpoch: 7, CommitTime: time.UnixMilli(1_700_000_000_000)})
+	val := offsetValue(&OffsetValue{Offset: 123456789, LeaderEpoch: 7, CommitMs: 1_700_000_000_000})
 	b.SetBytes(int64(len(key) + len(val)))
 	b.ReportAllocs()
 	for b.Loop() {

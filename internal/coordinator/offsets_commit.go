@@ -22,10 +22,11 @@ func OffsetCommit(req *kmsg.OffsetCommitRequest) func(st *State, c *Call[*kmsg.O
 			c.Reply(st, resp)
 			return
 		}
-		var expire time.Time
+		var expire int64 // ms; 0: none
 		if req.Version >= 2 && req.Version <= 4 && req.RetentionTimeMillis != -1 {
-			expire = st.Now.Add(time.Duration(req.RetentionTimeMillis) * time.Millisecond)
+			expire = st.Now.Add(time.Duration(req.RetentionTimeMillis) * time.Millisecond).UnixMilli()
 		}
+		now := st.Now.UnixMilli()
 		for ti, t := range req.Topics {
 			for pi, p := range t.Partitions {
 				rp := &resp.Topics[ti].Partitions[pi]
@@ -43,7 +44,7 @@ func OffsetCommit(req *kmsg.OffsetCommitRequest) func(st *State, c *Call[*kmsg.O
 				}
 				st.WriteOffset(req.Group, t.Topic, p.Partition, &OffsetValue{
 					Offset: p.Offset, LeaderEpoch: p.LeaderEpoch, Metadata: md,
-					CommitTime: st.Now, ExpireTime: expire,
+					CommitMs: now, ExpireMs: expire,
 				})
 				st.Metrics.OffsetCommits++
 			}
