@@ -177,6 +177,7 @@ func Start(opts Options) (*Broker, error) {
 	b.cst = cst
 	ccfg := coordinator.ConfigFrom(v)
 	groupConfigs := api.NewGroupConfigView(v, plane.GroupConfigs())
+	offsetViews := api.NewOffsetViews(ccfg.Shards)
 	b.rt = engine.New(engine.Options[*coordinator.State]{
 		Shards: ccfg.Shards,
 		New: func(shard int32) *coordinator.State {
@@ -189,9 +190,10 @@ func Start(opts Options) (*Broker, error) {
 		Hooks:      b.metrics.hooks(),
 		Refresh:    refreshShard(plane, groupConfigs),
 		Writes:     groupWrites{b.guard},
+		Snapshot:   offsetViews.Snapshot,
 	})
 	b.svc = &api.Service{RT: b.rt, Cfg: ccfg, Log: opts.Log, Topics: topics{plane},
-		Self: api.Endpoint{NodeID: v.NodeID(), Host: host, Port: port}, Writes: groupWrites{b.guard}}
+		Self: api.Endpoint{NodeID: v.NodeID(), Host: host, Port: port}, Writes: groupWrites{b.guard}, Offsets: offsetViews}
 	if b.td, err = newTopologyDescriptions(v, opts.DataDir, b); err != nil {
 		return fail(err)
 	}

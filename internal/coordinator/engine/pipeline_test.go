@@ -3,6 +3,8 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"maps"
+	"sync"
 	"testing"
 	"time"
 
@@ -188,5 +190,63 @@ func TestUnorderedStoreOneBatchInFlight(t *testing.T) {
 		if r := answer(t, ch); r.err != nil {
 			t.Fatal(r.err)
 		}
+	}
+}
+
+// The published snapshot of a batch appears once the batch is durable and before its reply is
+// released, in batch order; a failed batch publishes nothing.
+func TestSnapshotPublishedWhenDurable(t *testing.T) {
+	o := &orderedStore{Memory: store.NewMemory(1), begun: make(chan orderedBatch, 16)}
+	var mu sync.Mutex
+	published := map[string]string{}
+	rt := engine.New(engine.Options[*toy]{Shards: 1, New: newToy, Store: o, QueueDepth: 64,
+		Snapshot: func(_ int32, s *toy) func() {
+			v := maps.Clone(s.kv)
+			return func() {
+				mu.Lock()
+				published = v
+				mu.Unlock()
+			}
+		}})
+	rt.Start()
+	t.Cleanup(rt.Close)
+	for !rt.Ready() {
+		time.Sleep(time.Millisecond)
+	}
+	seen := func() map[string]string {
+		mu.Lock()
+		defer mu.Unlock()
+		return published
+	}
+	ctx := ctx10s(t)
+	first := doAsync(ctx, rt, put("a", "1"))
+	b0 := o.next(t)
+	second := doAsync(ctx, rt, put("b", "2"))
+	b1 := o.next(t)
+	b1.outcome <- nil
+	time.Sleep(20 * time.Millisecond)
+	if got := seen(); len(got) != 0 {
+		t.Fatalf("published %v before any batch was durable", got)
+	}
+	b0.outcome <- nil
+	if r := answer(t, first); r.err != nil {
+		t.Fatal(r.err)
+	}
+	if got := seen(); got["a"] != "1" {
+		t.Fatalf("the first write's reply came before its snapshot: %v", got)
+	}
+	if r := answer(t, second); r.err != nil {
+		t.Fatal(r.err)
+	}
+	if got := seen(); got["a"] != "1" || got["b"] != "2" {
+		t.Fatalf("published %v after both batches", got)
+	}
+	failed := doAsync(ctx, rt, put("c", "3"))
+	o.next(t).outcome <- errors.New("injected")
+	if r := answer(t, failed); !errors.Is(r.err, kerr.NotCoordinator) {
+		t.Fatalf("failed batch: %v", r.err)
+	}
+	if got := seen(); got["c"] != "" {
+		t.Fatalf("a failed batch was published: %v", got)
 	}
 }

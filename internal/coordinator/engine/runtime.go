@@ -65,6 +65,13 @@ type Options[S Shard] struct {
 	// MaxInflight bounds the batches in flight per shard on a store that keeps them in order
 	// (store.OrderedAppender; default 16). Other stores have one in flight.
 	MaxInflight int
+	// Snapshot, when set, is called on the shard goroutine when a batch of records is cut and
+	// when a load ends; it captures what readers may see of the shard's state at that moment
+	// (an immutable version the shard builds) and returns the function that publishes it. The
+	// runtime calls that function once the batch is durable, before its replies are released,
+	// in batch order, so a reader of the published state sees every acknowledged write and no
+	// write that is not durable. The published state is only valid while the shard is Active.
+	Snapshot func(shard int32, s S) (publish func())
 }
 
 // WriteGate tells the runtime whether the store takes writes now: a disk short of space takes
@@ -153,16 +160,19 @@ type shard[S Shard] struct {
 	depth       int                   // batches allowed in flight: 1, or MaxInflight on an OrderedAppender
 	gen         uint64                // load generation (appendReq.gen)
 	outstanding map[failer]struct{}
+	noSnapshot  bool           // batches cut now publish nothing (reloadAfterRefusal)
 	commitDone  chan error     // the committer's results, one per batch, in order
 	appends     chan appendReq // to the shard's committer goroutine
 	stopTimer   func() bool
 	timerAt     time.Time
 }
 
-// batch is one Append's records and the replies released when it is durable.
+// batch is one Append's records and the replies released when it is durable; publish (may be
+// nil) publishes the shard's state as of the batch (Options.Snapshot).
 type batch struct {
 	records []store.Record
 	replies []coordinator.Pending
+	publish func()
 }
 
 // appendReq is one batch handed to the shard's committer goroutine; gen is the load it was cut
@@ -453,6 +463,11 @@ func (s *shard[S]) screen() bool {
 func (s *shard[S]) reloadAfterRefusal() bool {
 	err := s.refused
 	s.refused = nil
+	// Loading from here on: the state holds refused records, so the batches cut below publish
+	// no snapshot, and readers of the published state wait for the reload.
+	s.status.Store(shardLoading)
+	s.noSnapshot = true
+	defer func() { s.noSnapshot = false }()
 	s.rt.limited.LogKey(fmt.Sprintf("refused %d", s.id), slog.LevelWarn,
 		"coordinator: refused an operation that writes while the store refuses writes; reloading the shard",
 		"shard", s.id, "reason", err)
@@ -533,6 +548,11 @@ func (s *shard[S]) tryLoad() error {
 		r(st)
 	}
 	st.OnLoaded(s.rt.opts.Clock.Now())
+	if sn := s.rt.opts.Snapshot; sn != nil {
+		if publish := sn(s.id, st); publish != nil {
+			publish()
+		}
+	}
 	return nil
 }
 
@@ -615,6 +635,9 @@ func (s *shard[S]) maybeCommit() {
 		s.release(b, nil)
 		return
 	}
+	if sn := s.rt.opts.Snapshot; sn != nil && len(b.records) > 0 && !s.noSnapshot {
+		b.publish = sn(s.id, s.st)
+	}
 	s.inflight = append(s.inflight, b)
 	s.appends <- appendReq{lease: s.lease, b: b, gen: s.gen}
 }
@@ -654,6 +677,9 @@ func (s *shard[S]) syncer(syncs <-chan begun) {
 			err = errEarlierBatchFailed
 		}
 		if err == nil {
+			if bg.req.b.publish != nil {
+				bg.req.b.publish()
+			}
 			for _, p := range bg.req.b.replies {
 				p.Release()
 			}
