@@ -31,6 +31,10 @@ type offsetsTopic struct {
 func (o *offsetsTopic) Stage(shard int32, recs []store.Record, b *pebble.Batch) func(bool) {
 	out := make([]data.Record, 0, len(recs))
 	for _, r := range recs {
+		if coordinator.KafkaVerbatim(r.Key) {
+			out = append(out, data.Record(r))
+			continue
+		}
 		k, v, err := coordinator.KafkaRecord(r.Key, r.Value)
 		if err != nil {
 			if o.skipped.Add(1) <= 10 {

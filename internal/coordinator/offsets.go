@@ -378,15 +378,33 @@ func appendOffsetValue(b []byte, v *OffsetValue) []byte {
 // WriteOffset writes a committed offset record: key and value in one allocation, applied as
 // its replay would apply it (applyOffset) without decoding it again.
 func (st *State) WriteOffset(group, topic string, partition int32, v *OffsetValue) {
+	st.writeOffsetIn(nil, group, topic, partition, v)
+}
+
+// offsetRecordMax is the most an offset record of a group, topic and metadata takes.
+func offsetRecordMax(group, topic, metadata string) int {
+	return offsetKeyLen(group, topic) + 2 + 8 + 2 + len(metadata) + 8 + 8
+}
+
+// writeOffsetIn is WriteOffset with the record's bytes taken from *arena when it has room
+// (OffsetCommit makes one allocation for all of its records).
+func (st *State) writeOffsetIn(arena *[]byte, group, topic string, partition int32, v *OffsetValue) {
 	ov := *v
 	if ov.ExpireMs < 0 {
 		ov.ExpireMs = 0 // no expire timestamp, as a replay reads it
 	}
-	kl := offsetKeyLen(group, topic)
-	buf := make([]byte, 0, kl+offsetValueLen(&ov))
+	kl, vl := offsetKeyLen(group, topic), offsetValueLen(&ov)
+	var buf []byte
+	if arena != nil && cap(*arena)-len(*arena) >= kl+vl {
+		a := *arena
+		buf = a[len(a) : len(a) : len(a)+kl+vl]
+		*arena = a[:len(a)+kl+vl]
+	} else {
+		buf = make([]byte, 0, kl+vl)
+	}
 	buf = appendOffsetKey(buf, group, topic, partition)
 	buf = appendOffsetValue(buf, &ov)
-	rec := Record{Key: buf[:kl:kl], Value: buf[kl:]}
+	rec := Record{Key: buf[:kl:kl], Value: buf[kl:len(buf):len(buf)]}
 	if ov.ExpireMs != 0 {
 		ov.LeaderEpoch = -1 // v1 carries no leader epoch
 	}

@@ -27,6 +27,19 @@ func OffsetCommit(req *kmsg.OffsetCommitRequest) func(st *State, c *Call[*kmsg.O
 			expire = st.Now.Add(time.Duration(req.RetentionTimeMillis) * time.Millisecond).UnixMilli()
 		}
 		now := st.Now.UnixMilli()
+		n, size := 0, 0
+		for _, t := range req.Topics {
+			n += len(t.Partitions)
+			for _, p := range t.Partitions {
+				if p.Metadata != nil {
+					size += offsetRecordMax(req.Group, t.Topic, *p.Metadata)
+				} else {
+					size += offsetRecordMax(req.Group, t.Topic, "")
+				}
+			}
+		}
+		st.growRecords(n)
+		arena := make([]byte, 0, size)
 		for ti, t := range req.Topics {
 			for pi, p := range t.Partitions {
 				rp := &resp.Topics[ti].Partitions[pi]
@@ -42,7 +55,7 @@ func OffsetCommit(req *kmsg.OffsetCommitRequest) func(st *State, c *Call[*kmsg.O
 					rp.ErrorCode = kerr.OffsetMetadataTooLarge.Code
 					continue
 				}
-				st.WriteOffset(req.Group, t.Topic, p.Partition, &OffsetValue{
+				st.writeOffsetIn(&arena, req.Group, t.Topic, p.Partition, &OffsetValue{
 					Offset: p.Offset, LeaderEpoch: p.LeaderEpoch, Metadata: md,
 					CommitMs: now, ExpireMs: expire,
 				})
@@ -106,15 +119,17 @@ func OffsetCommitResponse(req *kmsg.OffsetCommitRequest, err error) *kmsg.Offset
 
 func offsetCommitResponse(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
-	for _, t := range req.Topics {
-		rt := kmsg.NewOffsetCommitResponseTopic()
+	resp.Topics = make([]kmsg.OffsetCommitResponseTopic, len(req.Topics))
+	for i, t := range req.Topics {
+		rt := &resp.Topics[i]
+		rt.Default()
 		rt.Topic = t.Topic
-		for _, p := range t.Partitions {
-			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+		rt.Partitions = make([]kmsg.OffsetCommitResponseTopicPartition, len(t.Partitions))
+		for j, p := range t.Partitions {
+			rp := &rt.Partitions[j]
+			rp.Default()
 			rp.Partition = p.Partition
-			rt.Partitions = append(rt.Partitions, rp)
 		}
-		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp
 }

@@ -74,12 +74,14 @@ type shardLog struct {
 	// needMarker: the data dir has no checkpoint for the shard yet; the next write records one.
 	needMarker bool
 	// dirty maps a key to its latest value (nil: a tombstone) since the last checkpoint.
-	dirty map[string][]byte
+	dirty *recSet
 	// since is when dirty got its first entry.
 	since time.Time
 	// inflight is what a running checkpoint writes (nil when none runs): still to be merged by
 	// a load, below dirty.
-	inflight map[string][]byte
+	inflight *recSet
+	// spare is the set a finished checkpoint left, cleared, for the next swap.
+	spare *recSet
 	// covered is the mirror offset below which every record is under its own key (0 until the
 	// shard's log state is loaded): the log cleaner compacts only below it.
 	covered atomic.Int64
@@ -94,7 +96,7 @@ func (l *shardLog) ready(ctx context.Context, s *pebbleShard) error {
 	v, closer, err := s.p.db.Get(ckptKey(s.id))
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
-		l.dirty, l.needMarker, l.loaded = map[string][]byte{}, true, true
+		l.dirty, l.needMarker, l.loaded = newRecSet(), true, true
 		l.covered.Store(ml.End(s.id))
 		return nil
 	case err != nil:
@@ -106,10 +108,10 @@ func (l *shardLog) ready(ctx context.Context, s *pebbleShard) error {
 	}
 	from := int64(binary.BigEndian.Uint64(v))
 	closer.Close()
-	dirty := map[string][]byte{}
+	dirty := newRecSet()
 	if err := ml.Read(ctx, s.id, from, func(k, v []byte) error {
 		if ml.Verbatim(k) {
-			dirty[string(k)] = bytes.Clone(v)
+			dirty.put(k, bytes.Clone(v))
 		}
 		return nil
 	}); err != nil {
@@ -117,7 +119,7 @@ func (l *shardLog) ready(ctx context.Context, s *pebbleShard) error {
 	}
 	l.dirty, l.loaded = dirty, true
 	l.covered.Store(from)
-	if len(dirty) > 0 {
+	if dirty.len() > 0 {
 		l.since = time.Now()
 	}
 	return nil
@@ -133,13 +135,13 @@ func (s *pebbleShard) applied(recs []Record) {
 	ml := s.p.mirror.(MirrorLog)
 	for _, r := range recs {
 		if ml.Verbatim(r.Key) {
-			if len(l.dirty) == 0 {
+			if l.dirty.len() == 0 {
 				l.since = time.Now()
 			}
-			l.dirty[string(r.Key)] = r.Value
+			l.dirty.put(r.Key, r.Value)
 		}
 	}
-	if len(l.dirty) >= ckptMaxDirty {
+	if l.dirty.len() >= ckptMaxDirty {
 		s.p.ckpt.wake()
 	}
 }
@@ -153,13 +155,12 @@ func (s *pebbleShard) loadMerged(ctx context.Context, fn func(Record) error) err
 	if err := l.ready(ctx, s); err != nil {
 		return err
 	}
-	keys := make([]string, 0, len(l.dirty)+len(l.inflight))
-	for k := range l.dirty {
-		keys = append(keys, k)
-	}
-	for k := range l.inflight {
-		if _, ok := l.dirty[k]; !ok {
-			keys = append(keys, k)
+	keys := append(make([]string, 0, l.dirty.len()+l.inflight.len()), l.dirty.keys...)
+	if l.inflight != nil {
+		for _, k := range l.inflight.keys {
+			if _, ok := l.dirty.get(k); !ok {
+				keys = append(keys, k)
+			}
 		}
 	}
 	sort.Strings(keys)
@@ -167,9 +168,9 @@ func (s *pebbleShard) loadMerged(ctx context.Context, fn func(Record) error) err
 	emit := func() error {
 		k := keys[i]
 		i++
-		v, ok := l.dirty[k]
+		v, ok := l.dirty.get(k)
 		if !ok {
-			v = l.inflight[k]
+			v, _ = l.inflight.get(k)
 		}
 		if v == nil {
 			return nil // a tombstone hides the key
@@ -269,13 +270,17 @@ func (c *checkpointer) stop() error {
 func (p *Pebble) checkpoint(shard int32, always bool) error {
 	l := p.logs[shard]
 	l.mu.Lock()
-	if !l.loaded || len(l.dirty) == 0 || l.inflight != nil ||
-		!always && len(l.dirty) < ckptMaxDirty && time.Since(l.since) < ckptInterval {
+	if !l.loaded || l.dirty.len() == 0 || l.inflight != nil ||
+		!always && l.dirty.len() < ckptMaxDirty && time.Since(l.since) < ckptInterval {
 		l.mu.Unlock()
 		return nil
 	}
 	snap := l.dirty
-	l.dirty, l.inflight, l.since = map[string][]byte{}, snap, time.Time{}
+	next := l.spare
+	if next == nil {
+		next = newRecSet()
+	}
+	l.dirty, l.inflight, l.spare, l.since = next, snap, nil, time.Time{}
 	end := p.mirror.(MirrorLog).End(shard)
 	l.mu.Unlock()
 
@@ -283,7 +288,8 @@ func (p *Pebble) checkpoint(shard int32, always bool) error {
 	prefix := binary.BigEndian.AppendUint32([]byte{prefixCoord}, uint32(shard))
 	key := make([]byte, 0, 64)
 	kind := diskguard.GroupDelete
-	for k, v := range snap {
+	for i, k := range snap.keys {
+		v := snap.vals[i]
 		key = append(append(key[:0], prefix...), k...)
 		if v == nil {
 			_ = b.Delete(key, nil)
@@ -300,12 +306,12 @@ func (p *Pebble) checkpoint(shard int32, always bool) error {
 
 	l.mu.Lock()
 	if err != nil {
-		for k, v := range snap {
-			if _, ok := l.dirty[k]; !ok {
-				l.dirty[k] = v
+		for i, k := range snap.keys {
+			if _, ok := l.dirty.get(k); !ok {
+				l.dirty.put([]byte(k), snap.vals[i])
 			}
 		}
-		if len(l.dirty) > 0 && l.since.IsZero() {
+		if l.dirty.len() > 0 && l.since.IsZero() {
 			l.since = time.Now()
 		}
 	} else {
@@ -313,6 +319,55 @@ func (p *Pebble) checkpoint(shard int32, always bool) error {
 		l.covered.Store(end)
 	}
 	l.inflight = nil
+	if err == nil && len(snap.keys) <= ckptMaxDirty {
+		snap.reset()
+		l.spare = snap
+	}
 	l.mu.Unlock()
 	return err
+}
+
+// recSet is the latest value per key of a shard's verbatim records (nil: a tombstone), in the
+// order keys were first put: a put of a key already there allocates nothing.
+type recSet struct {
+	idx  map[string]int32
+	keys []string
+	vals [][]byte
+}
+
+func newRecSet() *recSet { return &recSet{idx: map[string]int32{}} }
+
+func (r *recSet) len() int {
+	if r == nil {
+		return 0
+	}
+	return len(r.keys)
+}
+
+func (r *recSet) put(k, v []byte) {
+	if i, ok := r.idx[string(k)]; ok {
+		r.vals[i] = v
+		return
+	}
+	ks := string(k)
+	r.idx[ks] = int32(len(r.keys))
+	r.keys = append(r.keys, ks)
+	r.vals = append(r.vals, v)
+}
+
+func (r *recSet) get(k string) ([]byte, bool) {
+	if r == nil {
+		return nil, false
+	}
+	i, ok := r.idx[k]
+	if !ok {
+		return nil, false
+	}
+	return r.vals[i], true
+}
+
+func (r *recSet) reset() {
+	clear(r.idx)
+	clear(r.vals)
+	r.keys, r.vals = r.keys[:0], r.vals[:0]
 }

@@ -238,7 +238,7 @@ func TestOffsetLogLoadsTheLatestRecords(t *testing.T) {
 			t.Fatal(err)
 		}
 		for s := int32(0); s < shards; s++ {
-			if n := len(p.logs[s].dirty); n != 0 {
+			if n := p.logs[s].dirty.len(); n != 0 {
 				t.Fatalf("seed %d: %d records left unchecked after Close", seed, n)
 			}
 			acquire(s)

@@ -1,10 +1,13 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -160,7 +163,9 @@ type shard[S Shard] struct {
 	depth       int                   // batches allowed in flight: 1, or MaxInflight on an OrderedAppender
 	gen         uint64                // load generation (appendReq.gen)
 	outstanding map[failer]struct{}
-	noSnapshot  bool           // batches cut now publish nothing (reloadAfterRefusal)
+	noSnapshot  bool // batches cut now publish nothing (reloadAfterRefusal)
+	dedupeIdx   map[uint64]int32
+	dedupeSeed  maphash.Seed
 	commitDone  chan error     // the committer's results, one per batch, in order
 	appends     chan appendReq // to the shard's committer goroutine
 	stopTimer   func() bool
@@ -615,7 +620,7 @@ func (s *shard[S]) take() *batch {
 		e.Replies = append(h.Replies, e.Replies...)
 		s.held = coordinator.Effects{}
 	}
-	b := &batch{records: dedupe(e.Records), replies: e.Replies}
+	b := &batch{records: s.dedupe(e.Records), replies: e.Replies}
 	if len(s.extra) > 0 {
 		b.replies = append(b.replies, s.extra...)
 		s.extra = nil
@@ -783,8 +788,10 @@ func (s *shard[S]) shutdown() {
 	}
 }
 
-// dedupe keeps the last record per key, preserving first-seen order of keys.
-func dedupe(recs []coordinator.Record) []store.Record {
+// dedupe keeps the last record per key, preserving first-seen order of keys. Keys are found
+// by a 64-bit hash in the shard's reused index (no allocation per key); a hash shared by two
+// different keys falls back to a scan.
+func (s *shard[S]) dedupe(recs []coordinator.Record) []store.Record {
 	out := make([]store.Record, 0, len(recs))
 	if len(recs) < 2 {
 		for _, r := range recs {
@@ -792,13 +799,34 @@ func dedupe(recs []coordinator.Record) []store.Record {
 		}
 		return out
 	}
-	idx := make(map[string]int, len(recs))
+	if s.dedupeSeed == (maphash.Seed{}) {
+		s.dedupeSeed = maphash.MakeSeed()
+	}
+	idx := s.dedupeIdx
+	if idx == nil || len(recs) > 4096 {
+		idx = make(map[uint64]int32, len(recs))
+		if len(recs) <= 4096 {
+			s.dedupeIdx = idx
+		}
+	} else {
+		clear(idx)
+	}
+	seed := s.dedupeSeed
 	for _, r := range recs {
-		if i, ok := idx[string(r.Key)]; ok {
-			out[i] = store.Record(r)
+		h := maphash.Bytes(seed, r.Key)
+		if i, ok := idx[h]; ok {
+			if bytes.Equal(out[i].Key, r.Key) {
+				out[i] = store.Record(r)
+				continue
+			}
+			if j := slices.IndexFunc(out, func(o store.Record) bool { return bytes.Equal(o.Key, r.Key) }); j >= 0 {
+				out[j] = store.Record(r)
+				continue
+			}
+			out = append(out, store.Record(r)) // a colliding hash: found by the scan above
 			continue
 		}
-		idx[string(r.Key)] = len(out)
+		idx[h] = int32(len(out))
 		out = append(out, store.Record(r))
 	}
 	return out
