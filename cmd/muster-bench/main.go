@@ -55,6 +55,7 @@ func benchCommand() *cobra.Command {
 		o                                   = d
 		out, musterBin, kfakeBin, dir, only string
 		musterAddr, kfakeAddr               string
+		musterHTTP                          string
 		noKfake, keep                       bool
 		overrides                           []string
 	)
@@ -100,7 +101,7 @@ rate of the data dir's filesystem.`,
 			o.FsyncDir = work
 			var targets []bench.Target
 			if musterAddr != "" {
-				targets = append(targets, bench.Target{Name: "muster", Addr: musterAddr})
+				targets = append(targets, bench.Target{Name: "muster", Addr: musterAddr, HTTP: musterHTTP})
 			} else {
 				bin := musterBin
 				if bin == "" {
@@ -192,6 +193,7 @@ rate of the data dir's filesystem.`,
 	f.StringVar(&musterBin, "muster-bin", "", "muster binary to run as the server (default: go build ./cmd/muster; needs the source tree)")
 	f.StringVar(&kfakeBin, "kfake-bin", "", "kfake-serve binary (default: go build ./cmd/kfake-serve; needs the source tree)")
 	f.StringVar(&musterAddr, "muster-addr", "", "bench an already running muster at host:port instead of starting one")
+	f.StringVar(&musterHTTP, "muster-http", "", "the HTTP address (host:port) of the muster at --muster-addr: its /metrics (CPU per request, records per fsync) and memory")
 	f.StringVar(&kfakeAddr, "kfake-addr", "", "bench an already running kfake at host:port instead of starting one")
 	f.BoolVar(&noKfake, "no-kfake", false, "bench muster only")
 	f.StringVar(&dir, "dir", "", "work dir for the data dir, the fsync probe and binaries (default: a fresh temp dir)")

@@ -7,8 +7,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// OffsetValue is one committed offset (Kafka's OffsetAndMetadata; record OffsetCommitValue),
-// 48 bytes as the shard keeps it: times in milliseconds, no pointer but the metadata's.
+// OffsetValue is one committed offset (Kafka's OffsetAndMetadata; record OffsetCommitValue).
+// The shard keeps it as an offsetEntry of 40 bytes and the rare expire timestamp aside.
 type OffsetValue struct {
 	Offset   int64
 	CommitMs int64 // commit timestamp
@@ -32,7 +32,28 @@ func (v *OffsetValue) ExpireTime() time.Time {
 	return time.UnixMilli(v.ExpireMs)
 }
 
-func (v OffsetValue) key() int32 { return v.Partition }
+// offsetEntry is a committed offset as the shard's trees keep it: 40 bytes, times in
+// milliseconds, no pointer but the metadata's (an OffsetValue without its expire timestamp).
+type offsetEntry struct {
+	Offset      int64
+	CommitMs    int64
+	Metadata    string
+	LeaderEpoch int32
+	Partition   int32
+}
+
+func (e offsetEntry) key() int32 { return e.Partition }
+
+func (e *offsetEntry) value(expireMs int64) OffsetValue {
+	return OffsetValue{Offset: e.Offset, CommitMs: e.CommitMs, ExpireMs: expireMs, Metadata: e.Metadata,
+		LeaderEpoch: e.LeaderEpoch, Partition: e.Partition}
+}
+
+// expireKey names an offset with an expire timestamp (Offsets.expire).
+type expireKey struct {
+	group, topic string
+	partition    int32
+}
 
 // Offsets holds every committed offset of a shard, by group, topic and partition, in persistent
 // sorted trees (ptree): Freeze hands out the current version, which never changes afterwards,
@@ -51,6 +72,10 @@ type Offsets struct {
 	// of one group's partitions).
 	lastGroup *groupOffsets
 	lastTopic *topicOffsets
+	// expire holds the expire timestamps (OffsetCommit v2–v4 with a retention time): rare, so
+	// kept aside rather than in every entry. Live state only: no reader of a frozen version
+	// needs them.
+	expire map[expireKey]int64
 }
 
 // groupOffsets is one group's offsets: its topics in name order.
@@ -65,7 +90,7 @@ type groupOffsets struct {
 type topicOffsets struct {
 	name  string
 	edit  uint64
-	parts ptree[int32, OffsetValue]
+	parts ptree[int32, offsetEntry]
 }
 
 type groupEntry struct {
@@ -132,7 +157,11 @@ func (o *Offsets) Count() int { return o.count }
 
 // Get returns one committed offset.
 func (o *Offsets) Get(group, topic string, partition int32) (OffsetValue, bool) {
-	return o.view().Get(group, topic, partition)
+	v, ok := o.view().Get(group, topic, partition)
+	if ok && len(o.expire) > 0 {
+		v.ExpireMs = o.expire[expireKey{group, topic, partition}]
+	}
+	return v, ok
 }
 
 // view is the current version for reading on the shard (not to be kept: it changes in place).
@@ -175,8 +204,8 @@ func (o *Offsets) Partitions(group, topic string) []int32 {
 		return nil
 	}
 	out := make([]int32, 0, t.parts.Len())
-	t.parts.Ascend(func(v *OffsetValue) bool {
-		out = append(out, v.Partition)
+	t.parts.Ascend(func(e *offsetEntry) bool {
+		out = append(out, e.Partition)
 		return true
 	})
 	return out
@@ -191,8 +220,13 @@ func (o *Offsets) Each(group string, fn func(topic string, v *OffsetValue) bool)
 	}
 	e.g.topics.Ascend(func(te *topicEntry) bool {
 		cont := true
-		te.t.parts.Ascend(func(v *OffsetValue) bool {
-			cont = fn(te.name, v)
+		te.t.parts.Ascend(func(pe *offsetEntry) bool {
+			var exp int64
+			if len(o.expire) > 0 {
+				exp = o.expire[expireKey{group, te.name, pe.Partition}]
+			}
+			v := pe.value(exp)
+			cont = fn(te.name, &v)
 			return cont
 		})
 		return cont
@@ -251,9 +285,18 @@ func (o *Offsets) put(group string, topic []byte, partition int32, v OffsetValue
 	o.changed = true
 	g := o.mutableGroup(group, true)
 	t := o.mutableTopic(g, topic, true)
-	v.Partition = partition
 	n := t.parts.Len()
-	t.parts.Set(o.edit, v)
+	t.parts.Set(o.edit, offsetEntry{Offset: v.Offset, CommitMs: v.CommitMs, Metadata: v.Metadata,
+		LeaderEpoch: v.LeaderEpoch, Partition: partition})
+	switch {
+	case v.ExpireMs != 0:
+		if o.expire == nil {
+			o.expire = map[expireKey]int64{}
+		}
+		o.expire[expireKey{g.id, t.name, partition}] = v.ExpireMs
+	case len(o.expire) > 0:
+		delete(o.expire, expireKey{g.id, t.name, partition})
+	}
 	if t.parts.Len() > n {
 		g.n++
 		o.count++
@@ -272,6 +315,9 @@ func (o *Offsets) remove(group, topic []byte, partition int32) bool {
 	g := o.mutableGroup(string(group), false)
 	t = o.mutableTopic(g, topic, false)
 	t.parts.Delete(o.edit, partition)
+	if len(o.expire) > 0 {
+		delete(o.expire, expireKey{g.id, t.name, partition})
+	}
 	g.n--
 	o.count--
 	if t.parts.Len() == 0 {
@@ -316,13 +362,15 @@ func (v OffsetsView) topic(group, topic string) *topicOffsets {
 	return e.t
 }
 
-// Get returns one committed offset.
+// Get returns one committed offset (without its expire timestamp, which only the live state
+// keeps).
 func (v OffsetsView) Get(group, topic string, partition int32) (OffsetValue, bool) {
 	t := v.topic(group, topic)
 	if t == nil {
 		return OffsetValue{}, false
 	}
-	return t.parts.Get(partition)
+	e, ok := t.parts.Get(partition)
+	return e.value(0), ok
 }
 
 // offsetKey encodes OffsetCommitKey (record type 1): int16 version, int16-length group and

@@ -61,7 +61,7 @@ func FetchOffsetsFrom(v OffsetsView, fg FetchGroup) *kmsg.OffsetFetchResponseGro
 		g.topics.Ascend(func(te *topicEntry) bool {
 			rt := kmsg.OffsetFetchResponseGroupTopic{Topic: te.name,
 				Partitions: make([]kmsg.OffsetFetchResponseGroupTopicPartition, 0, te.t.parts.Len())}
-			te.t.parts.Ascend(func(ov *OffsetValue) bool {
+			te.t.parts.Ascend(func(ov *offsetEntry) bool {
 				rt.Partitions = append(rt.Partitions, kmsg.OffsetFetchResponseGroupTopicPartition{
 					Partition: ov.Partition, Offset: ov.Offset, LeaderEpoch: ov.LeaderEpoch, Metadata: &ov.Metadata})
 				return true

@@ -199,3 +199,46 @@ func TestAssignmentEpochsForms(t *testing.T) {
 		}
 	}
 }
+
+// The expire timestamps kept aside (Offsets.expire) follow their offsets: set, cleared by a
+// commit without one, dropped with the offset; a replay of the records agrees.
+func TestOffsetExpireKeptAside(t *testing.T) {
+	live := NewState(0, microBenchConfig(), slog.New(slog.DiscardHandler), &testIDs{})
+	live.WriteOffset("g", "t", 0, &OffsetValue{Offset: 1, CommitMs: 10, ExpireMs: 99})
+	live.WriteOffset("g", "t", 1, &OffsetValue{Offset: 2, CommitMs: 10, ExpireMs: 77})
+	if v, _ := live.Offsets.Get("g", "t", 0); v.ExpireMs != 99 || v.LeaderEpoch != -1 {
+		t.Fatalf("with expire: %+v", v)
+	}
+	live.WriteOffset("g", "t", 0, &OffsetValue{Offset: 3, CommitMs: 11, LeaderEpoch: 4})
+	if v, _ := live.Offsets.Get("g", "t", 0); v.ExpireMs != 0 || v.LeaderEpoch != 4 {
+		t.Fatalf("after a commit without expire: %+v", v)
+	}
+	live.WriteOffsetTombstone("g", "t", 1)
+	if len(live.Offsets.expire) != 0 {
+		t.Fatalf("expire left behind: %v", live.Offsets.expire)
+	}
+	live.WriteOffset("g", "t", 2, &OffsetValue{Offset: 5, CommitMs: 12, ExpireMs: 55})
+	replayed := NewState(0, microBenchConfig(), slog.New(slog.DiscardHandler), &testIDs{})
+	for _, r := range dedupeRecords(live.TakeEffects().Records) {
+		if err := replayed.Replay(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(durableView(live), durableView(replayed)) {
+		t.Fatalf("live %v\nreplayed %v", durableView(live), durableView(replayed))
+	}
+}
+
+func dedupeRecords(recs []Record) []Record {
+	last := map[string]int{}
+	for i, r := range recs {
+		last[string(r.Key)] = i
+	}
+	var out []Record
+	for i, r := range recs {
+		if last[string(r.Key)] == i && r.Value != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -22,9 +22,8 @@ const (
 	ptreeMax = 32
 	// leafMax and the capacities a leaf grows through (leafCap) keep a leaf's items on Go's
 	// allocation size classes, counting the 8-byte header of an object of pointers over 512
-	// bytes: 42 offsets of 48 bytes are 2016 bytes, a 2048-byte object (24-byte group and topic
-	// entries: 1024).
-	leafMax = 42
+	// bytes: 4, 12, 25 and 51 offsets of 40 bytes are objects of 160, 480, 1024 and 2048 bytes.
+	leafMax = 51
 )
 
 // leafCap is the capacity of a leaf's items for n of them.
@@ -32,10 +31,10 @@ func leafCap(n int) int {
 	switch {
 	case n <= 4:
 		return 4
-	case n <= 10:
-		return 10
-	case n <= 21:
-		return 21
+	case n <= 12:
+		return 12
+	case n <= 25:
+		return 25
 	}
 	return leafMax
 }
@@ -176,19 +175,21 @@ func (n *pnode[K, V]) set(edit uint64, k K, v V) (*pnode[K, V], *pnode[K, V], bo
 			n.items = insertAt(n.items, i, v)
 			return n, nil, true
 		}
-		// Full: split first (in the middle, or, for an insert at the end as when offsets are
-		// committed in partition order, leaving this leaf full), then insert.
-		at := leafMax / 2
-		if i == len(n.items) {
-			at = len(n.items)
-		}
-		right := &pnode[K, V]{edit: edit, items: append(make([]V, 0, leafCap(len(n.items)-at+1)), n.items[at:]...)}
-		clear(n.items[at:])
-		n.items = n.items[:at]
-		if i < at {
-			n.items = insertAt(n.items, i, v)
-		} else {
-			right.items = insertAt(right.items, i-at, v)
+		// Full: split at the insertion point, the new item ending the left leaf. Keys come in
+		// runs (offsets are committed for ranges of partitions): the rest of a run goes after
+		// the new item, filling the left leaf, while the right one keeps what was after it. An
+		// insert at the end (partitions in order) leaves this leaf full.
+		var right *pnode[K, V]
+		switch {
+		case i == len(n.items):
+			right = &pnode[K, V]{edit: edit, items: append(make([]V, 0, leafCap(1)), v)}
+		case i == 0:
+			right = &pnode[K, V]{edit: edit, items: n.items} // n is mutable: its items are its own
+			n.items = append(make([]V, 0, leafCap(1)), v)
+		default:
+			right = &pnode[K, V]{edit: edit, items: append(make([]V, 0, leafCap(len(n.items)-i)), n.items[i:]...)}
+			clear(n.items[i:])
+			n.items = append(n.items[:i], v)
 		}
 		return n, right, true
 	}

@@ -56,7 +56,14 @@ type MirrorLog interface {
 
 const (
 	ckptInterval = 2 * time.Second
-	ckptMaxDirty = 1 << 16
+	// ckptMaxDirty bounds a shard's records waiting for a checkpoint (their keys, and the
+	// requests' record bytes they keep alive): a workload committing many distinct offsets is
+	// checkpointed this often; one overwriting the same offsets is deduplicated over the whole
+	// interval.
+	ckptMaxDirty = 1024
+	// ckptReuse is the largest set a checkpoint keeps for reuse (a larger one is dropped, so a
+	// burst does not pin its maps).
+	ckptReuse = 256
 )
 
 func ckptKey(shard int32) []byte {
@@ -319,7 +326,7 @@ func (p *Pebble) checkpoint(shard int32, always bool) error {
 		l.covered.Store(end)
 	}
 	l.inflight = nil
-	if err == nil && len(snap.keys) <= ckptMaxDirty {
+	if err == nil && len(snap.keys) <= ckptReuse {
 		snap.reset()
 		l.spare = snap
 	}
