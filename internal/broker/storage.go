@@ -12,19 +12,20 @@ import (
 )
 
 // minSafeFreeBytes is the least free space the guard should keep for Pebble: a WAL file is
-// preallocated at 110 % of the 16 MiB memtable, up to two memtables wait to be flushed into
+// preallocated at 110 % of the 8 MiB memtable, up to two memtables wait to be flushed into
 // tables of about their size, and compactions write their output before they delete their
 // inputs.
 const minSafeFreeBytes = 256 << 20
 
-// memTableSize is Pebble's memtable size for a free-space threshold: 16 MiB, but at most a
+// memTableSize is Pebble's memtable size for a free-space threshold: 8 MiB, but at most a
 // quarter of the threshold (at least 4 MiB), so that the memtables waiting to be flushed (two at
 // most) always fit in the room the guard keeps. Pebble flushes them before it opens: a restart
-// on a disk short of space must be able to. 16 MiB rather than Pebble's 64: the memtables are
-// resident memory (up to two of them), and what the coordinator writes is mostly log batches
-// read back only after a crash, so a smaller memtable costs little (more, smaller flushes).
+// on a disk short of space must be able to. 8 MiB rather than Pebble's 64: the memtables are
+// resident memory (up to two of them, a few bytes per committed offset at a million offsets),
+// and what muster writes is mostly log batches, read back from tables; a smaller memtable
+// costs more, smaller flushes, no measurable throughput on this machine (docs/bench).
 func memTableSize(threshold uint64) uint64 {
-	const maxSize, minSize = 16 << 20, 4 << 20
+	const maxSize, minSize = 8 << 20, 4 << 20
 	if threshold == 0 {
 		return maxSize
 	}
