@@ -117,6 +117,9 @@ rate of the data dir's filesystem.`,
 				if slices.Contains(o.Workloads, bench.WClassicStorm) {
 					kvs = append(bench.ClassicStormOverrides(), kvs...)
 				}
+				if slices.Contains(o.Workloads, bench.WShareMemory) {
+					kvs = append(bench.ShareOverrides(), kvs...)
+				}
 				p, err := bench.StartMuster(ctx, bin, filepath.Join(work, "muster-data"), overrideArgs(kvs)...)
 				if err != nil {
 					return exitErr(1, err.Error())
@@ -187,6 +190,10 @@ rate of the data dir's filesystem.`,
 	f.IntVar(&o.LoadOffsets, "load-offsets", d.LoadOffsets, "shard-load: committed offsets to seed (1000 partitions per group; 0 = skip)")
 	f.IntVar(&o.LoadMembers, "load-members", d.LoadMembers, "shard-load: KIP-848 members to join (10 per group; 0 = skip)")
 	f.IntVar(&o.LoadGroups, "load-groups", d.LoadGroups, "shard-load: empty groups to create (a member joins and leaves; 0 = skip)")
+	f.IntVar(&o.ShareRecords, "share-records", d.ShareRecords, "records the share workloads consume per case")
+	f.IntVar(&o.ShareBatch, "share-batch", d.ShareBatch, "records a share consumer fetches at most per request")
+	f.IntSliceVar(&o.ShareConsumers, "share-consumers", d.ShareConsumers, "share consumer counts of share and share-kgo (one partition)")
+	f.IntVar(&o.ShareMemoryRecords, "share-memory-records", d.ShareMemoryRecords, "share-memory: records held in flight")
 	f.StringVar(&o.Client, "client", d.Client, "load generator of the request workloads: raw (synchronous TCP, kmsg framing) or kgo (franz-go client per connection)")
 	f.StringVar(&only, "workloads", "", "comma-separated workloads to run (default all)")
 	f.StringVar(&out, "out", "", "write the JSON report to this file")

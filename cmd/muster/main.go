@@ -4,6 +4,7 @@
 //	muster serve                 run the broker (embedded Pebble store in --data-dir)
 //	muster consumer-groups ...   kafka-consumer-groups.sh against any Kafka-compatible cluster
 //	muster streams-groups ...    kafka-streams-groups.sh against any Kafka-compatible cluster
+//	muster share-groups ...      kafka-share-groups.sh against any Kafka-compatible cluster
 //	muster configs ...           kafka-configs.sh: describe and alter topic, broker, group and user (SCRAM) configs
 //	muster acls ...              kafka-acls.sh: add, remove and list ACLs
 //	muster storage format ...    kafka-storage.sh format --add-scram: bootstrap SCRAM users offline
@@ -22,6 +23,7 @@ import (
 	"github.com/muster-io/muster/internal/cli/clikit"
 	"github.com/muster-io/muster/internal/cli/configs"
 	"github.com/muster-io/muster/internal/cli/consumergroups"
+	"github.com/muster-io/muster/internal/cli/sharegroups"
 	"github.com/muster-io/muster/internal/cli/storage"
 	"github.com/muster-io/muster/internal/cli/streamsgroups"
 )
@@ -33,7 +35,8 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(serveCommand(), consumergroups.NewCommand(), streamsgroups.NewCommand(), configs.NewCommand(),
+	root.AddCommand(serveCommand(), consumergroups.NewCommand(), streamsgroups.NewCommand(), sharegroups.NewCommand(),
+		configs.NewCommand(),
 		acls.NewCommand(), storage.NewCommand())
 	if err := root.Execute(); err != nil {
 		var ee *clikit.ExitError

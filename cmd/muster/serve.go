@@ -8,12 +8,17 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/muster-io/muster/internal/broker"
 	"github.com/muster-io/muster/internal/config"
 )
+
+// startupGrace is how long a signal during start-up waits for start-up to finish, so that the
+// broker then stops cleanly.
+const startupGrace = 10 * time.Second
 
 func serveCommand() *cobra.Command {
 	var (
@@ -47,8 +52,10 @@ start-up with every problem listed at once (exit 1). SIGTERM/SIGINT stop gracefu
 				listen = "" // the config names the listeners
 			}
 			// Start waits for the store to open, which waits for free space when the disk is
-			// full (Pebble flushes its WAL first); a signal meanwhile ends the process (nothing
-			// was acknowledged yet, and the store recovers from its files).
+			// full (Pebble flushes its WAL first). A signal meanwhile gives start-up a few
+			// seconds to finish, then the broker closes cleanly; a start-up still stuck after
+			// that ends the process (nothing was acknowledged yet, and the store recovers from
+			// its files).
 			type started struct {
 				b   *broker.Broker
 				err error
@@ -66,7 +73,15 @@ start-up with every problem listed at once (exit 1). SIGTERM/SIGINT stop gracefu
 				}
 				b = r.b
 			case <-ctx.Done():
-				return exitErr(1, "interrupted during start-up")
+				select {
+				case r := <-ch:
+					if r.err != nil {
+						return exitErr(1, r.err.Error())
+					}
+					b = r.b
+				case <-time.After(startupGrace):
+					return exitErr(1, "interrupted during start-up")
+				}
 			}
 			<-ctx.Done()
 			log.Info("shutting down")

@@ -56,6 +56,13 @@ type Options struct {
 	LoadOffsets int `json:"load_offsets"`
 	LoadMembers int `json:"load_members"`
 	LoadGroups  int `json:"load_groups"`
+	// ShareRecords are the records the share workloads consume (one 1-partition topic per
+	// case), ShareBatch the records a share consumer fetches at most per request, ShareConsumers
+	// the consumer counts, ShareMemoryRecords the records share-memory holds in flight.
+	ShareRecords       int   `json:"share_records"`
+	ShareBatch         int   `json:"share_batch"`
+	ShareConsumers     []int `json:"share_consumers"`
+	ShareMemoryRecords int   `json:"share_memory_records"`
 	// Client is the load generator of the request workloads: ClientRaw (default) or ClientKgo.
 	// produce/consume always use franz-go clients.
 	Client string `json:"client"`
@@ -71,7 +78,8 @@ func DefaultOptions() Options {
 		Conns: []int{1, 8, 64}, FetchConns: []int{1, 8}, CommitBatch: 50, FetchPartitions: 1000,
 		RecordBytes: 1024, ProduceBytes: 512 << 20, Producers: []int{1, 8}, Client: ClientRaw, Workloads: AllWorkloads,
 		StormMembers: []int{100, 1000, 3000}, StormPartitions: 10000, StormConns: 64, ClassicHeartbeat: 100 * time.Millisecond,
-		HBGroups: []int{1}, LoadOffsets: 1_000_000, LoadMembers: 100_000, LoadGroups: 10_000}
+		HBGroups: []int{1}, LoadOffsets: 1_000_000, LoadMembers: 100_000, LoadGroups: 10_000,
+		ShareRecords: 200_000, ShareBatch: 500, ShareConsumers: []int{1, 4, 16}, ShareMemoryRecords: 200_000}
 }
 
 func (o *Options) fill() {
@@ -117,6 +125,18 @@ func (o *Options) fill() {
 	}
 	if len(o.HBGroups) == 0 {
 		o.HBGroups = d.HBGroups
+	}
+	if o.ShareRecords <= 0 {
+		o.ShareRecords = d.ShareRecords
+	}
+	if o.ShareBatch <= 0 {
+		o.ShareBatch = d.ShareBatch
+	}
+	if len(o.ShareConsumers) == 0 {
+		o.ShareConsumers = d.ShareConsumers
+	}
+	if o.ShareMemoryRecords <= 0 {
+		o.ShareMemoryRecords = d.ShareMemoryRecords
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -351,6 +371,42 @@ func Run(ctx context.Context, o Options, targets []Target, now time.Time) (*Repo
 					return classicStorm(ctx, &o, t, group, stormTopic, o.StormPartitions, n)
 				})
 			}
+		}
+	}
+	if want(WShare) || want(WShareKgo) || want(WShareMemory) {
+		served := map[string]error{}
+		for _, t := range targets {
+			served[t.Name] = shareServed(ctx, t)
+		}
+		skip := func(w string, n int, t Target) (Result, bool) {
+			if err := served[t.Name]; err != nil {
+				return Result{Workload: w, Target: t.Name, Conns: n, Skipped: true, Note: err.Error()}, true
+			}
+			return Result{}, false
+		}
+		for _, w := range []string{WShare, WShareKgo} {
+			if !want(w) {
+				continue
+			}
+			for _, n := range o.ShareConsumers {
+				each(func(t Target) Result {
+					if r, skipped := skip(w, n, t); skipped {
+						return r
+					}
+					if w == WShare {
+						return shareRaw(ctx, &o, t, run, n)
+					}
+					return shareKgo(ctx, &o, t, run, n)
+				})
+			}
+		}
+		if want(WShareMemory) {
+			each(func(t Target) Result {
+				if r, skipped := skip(WShareMemory, 1, t); skipped {
+					return r
+				}
+				return shareMemory(ctx, &o, t, run)
+			})
 		}
 	}
 	// Last: it restarts muster.

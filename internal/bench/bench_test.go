@@ -21,7 +21,8 @@ func smokeOptions(t *testing.T) Options {
 		Conns: []int{1, 3}, FetchConns: []int{2}, CommitBatch: 10, FetchPartitions: 120,
 		RecordBytes: 512, ProduceBytes: 256 << 10, Producers: []int{1, 2}, FsyncDir: t.TempDir(),
 		StormMembers: []int{5}, StormPartitions: 100, StormConns: 2, HBGroups: []int{1, 2}, HBMembers: 6,
-		LoadOffsets: 1500, LoadMembers: 30, LoadGroups: 20}
+		LoadOffsets: 1500, LoadMembers: 30, LoadGroups: 20,
+		ShareRecords: 3000, ShareBatch: 100, ShareConsumers: []int{1, 3}, ShareMemoryRecords: 2000}
 }
 
 // TestSmokeAllWorkloads runs every workload against an in-process muster and an in-process
@@ -62,6 +63,12 @@ func TestSmokeAllWorkloads(t *testing.T) {
 			checkShardLoad(t, r, false)
 			continue
 		}
+		if r.Workload == WShareMemory {
+			if r.Units <= 0 || r.Partitions <= 0 {
+				t.Errorf("share-memory on %s: %d records held over %d partitions", r.Target, r.Units, r.Partitions)
+			}
+			continue
+		}
 		if r.Requests <= 0 || r.ReqPerSec <= 0 || r.Seconds <= 0 {
 			t.Errorf("%s on %s (conns %d): no progress: %+v", r.Workload, r.Target, r.Conns, r)
 		}
@@ -71,7 +78,7 @@ func TestSmokeAllWorkloads(t *testing.T) {
 		if r.UnitName != "" && r.Units <= 0 {
 			t.Errorf("%s on %s: no %s", r.Workload, r.Target, r.UnitName)
 		}
-		if r.Workload != WConsume && r.Workload != WClassicStorm && (r.P50ms <= 0 || r.P99ms < r.P50ms || r.Maxms < r.P99ms) {
+		if r.Workload != WConsume && r.Workload != WClassicStorm && r.Workload != WShareKgo && (r.P50ms <= 0 || r.P99ms < r.P50ms || r.Maxms < r.P99ms) {
 			t.Errorf("%s on %s: latency quantiles not ordered: p50 %v p99 %v max %v", r.Workload, r.Target, r.P50ms, r.P99ms, r.Maxms)
 		}
 		switch r.Workload {
@@ -112,7 +119,8 @@ func TestSmokeAllWorkloads(t *testing.T) {
 		if c.Muster <= 0 || c.Kfake <= 0 || c.VsKfake <= 0 {
 			t.Errorf("comparison %s/%d incomplete: %+v", c.Workload, c.Conns, c)
 		}
-		if c.Workload != WProduce && c.Workload != WConsume && c.Workload != WJoinStorm && c.Workload != WClassicStorm && c.VsAPIVersions <= 0 {
+		if c.Workload != WProduce && c.Workload != WConsume && c.Workload != WJoinStorm && c.Workload != WClassicStorm &&
+			c.Workload != WShare && c.Workload != WShareKgo && c.VsAPIVersions <= 0 {
 			t.Errorf("comparison %s/%d has no ApiVersions ratio", c.Workload, c.Conns)
 		}
 	}

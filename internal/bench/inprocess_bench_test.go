@@ -57,3 +57,18 @@ func BenchmarkMusterProduceInProcess(b *testing.B) {
 	}
 	b.ReportMetric(pr.UnitsPerSec/1e6, "MB/s")
 }
+
+// BenchmarkMusterShareKgoInProcess runs share-kgo (one franz-go share consumer) against an
+// in-process muster, so a CPU profile covers broker and client: one op is one record.
+func BenchmarkMusterShareKgoInProcess(b *testing.B) {
+	m := testutil.Start(b)
+	o := Options{Duration: time.Hour, WarmTimeout: 30 * time.Second, ShareRecords: max(b.N, 1000)}
+	o.fill()
+	b.ResetTimer()
+	r := shareKgo(context.Background(), &o, Target{Name: "muster", Addr: m.Addr()}, "inproc", 1)
+	b.StopTimer()
+	if r.Skipped {
+		b.Fatalf("%+v", r)
+	}
+	b.ReportMetric(r.UnitsPerSec, "records/s")
+}

@@ -60,7 +60,7 @@ func compare(rs []Result) []Comparison {
 			}
 			continue
 		}
-		if r.Workload == WShardLoad {
+		if r.Workload == WShardLoad || r.Workload == WShareMemory {
 			continue
 		}
 		if r.Workload == WPebble {
@@ -88,6 +88,8 @@ func compare(rs []Result) []Comparison {
 				return r.UnitsPerSec
 			case WProduce, WConsume:
 				return r.UnitsPerSec / 1e6
+			case WShare, WShareKgo:
+				return r.UnitsPerSec
 			}
 			if storm {
 				return r.Seconds * 1000
@@ -99,6 +101,8 @@ func compare(rs []Result) []Comparison {
 			c.Metric = "partition offsets/s"
 		case WProduce, WConsume:
 			c.Metric = "MB/s"
+		case WShare, WShareKgo:
+			c.Metric = "records/s"
 		}
 		if storm {
 			c.Metric = "ms to settle"
@@ -117,7 +121,7 @@ func compare(rs []Result) []Comparison {
 			}
 		}
 		if av, ok := byKey[key{w: WApiVersions, n: k.n}]["muster"]; ok && !av.Skipped && av.ReqPerSec > 0 && mok && !m.Skipped &&
-			k.w != WProduce && k.w != WConsume && !storm {
+			k.w != WProduce && k.w != WConsume && k.w != WShare && k.w != WShareKgo && !storm {
 			c.VsAPIVersions = m.ReqPerSec / av.ReqPerSec
 		}
 		if fsync > 0 && mok && !m.Skipped && (k.w == WCommit1 || k.w == WCommitN) {
@@ -170,6 +174,11 @@ func (r *Report) writeRest(w io.Writer) {
 	var loads []Result
 	for _, res := range r.Results {
 		if res.Workload == WShardLoad && !res.Skipped {
+			loads = append(loads, res)
+		}
+	}
+	for _, res := range r.Results {
+		if res.Workload == WShareMemory && !res.Skipped {
 			loads = append(loads, res)
 		}
 	}
@@ -264,6 +273,8 @@ func unitSingular(u string) string {
 		return "member"
 	case "empty groups":
 		return "group"
+	case "in-flight records":
+		return "in-flight record"
 	}
 	return u
 }

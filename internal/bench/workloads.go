@@ -24,13 +24,16 @@ const (
 	WClassicStorm = "classic-join-storm"
 	// WShardLoad: memory per committed offset / member / empty group, restart-to-ready time and
 	// replay rate (muster; kfake: RSS per offset only).
-	WShardLoad = "shard-load"
-	WFsync     = "fsync"       // raw write+fsync rate of the data dir's filesystem
-	WPebble    = "pebble-sync" // concurrent 1-record Pebble Sync commits: the store's limit
+	WShardLoad   = "shard-load"
+	WShare       = "share"        // KIP-932: raw share members fetch and acknowledge (share.go)
+	WShareKgo    = "share-kgo"    // KIP-932: franz-go share consumers
+	WShareMemory = "share-memory" // KIP-932: broker memory per in-flight (acquired) record
+	WFsync       = "fsync"        // raw write+fsync rate of the data dir's filesystem
+	WPebble      = "pebble-sync"  // concurrent 1-record Pebble Sync commits: the store's limit
 )
 
 // AllWorkloads lists every workload in run order.
-var AllWorkloads = []string{WApiVersions, WCommit1, WCommitN, WFetchAll, WProduce, WConsume, WHeartbeat, WJoinStorm, WClassicStorm, WFsync, WPebble, WShardLoad}
+var AllWorkloads = []string{WApiVersions, WCommit1, WCommitN, WFetchAll, WProduce, WConsume, WHeartbeat, WJoinStorm, WClassicStorm, WShare, WShareKgo, WShareMemory, WFsync, WPebble, WShardLoad}
 
 // runSpec measures one closed-loop workload on one target: it opens conns connections, warms
 // each up with one successful request, then runs the timed loop.

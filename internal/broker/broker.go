@@ -105,7 +105,7 @@ func Start(opts Options) (*Broker, error) {
 	}
 	b.walFS = store.NewSyncCountingFS(b.guard.FS(vfs.Default))
 	b.metrics = newRuntimeMetrics(b.guard)
-	b.secMetrics = newSecurityMetrics()
+	b.secMetrics = newSecurityMetrics() // /metrics registers it, before the store opens
 	if opts.HTTPListen != "" {
 		// Up before the store opens: Pebble flushes what its WAL holds before Open returns,
 		// which waits for space on a full disk; /readyz and /metrics say so meanwhile.
@@ -198,6 +198,7 @@ func Start(opts Options) (*Broker, error) {
 		return fail(err)
 	}
 	b.svc.TopologyDescriptions = b.td
+	b.svc.ShareLog = plane
 	plane.Subscribe(b.onTopicChange)
 	b.rt.Start()
 	if b.td != nil {

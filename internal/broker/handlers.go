@@ -120,14 +120,17 @@ func (b *Broker) registerHandlers() {
 }
 
 // coordHandler adapts a group coordinator API to a server handler, passing the request's
-// version and client. FindCoordinator answers name this broker by the endpoint of the listener
-// the request came in on.
+// version and client, its authorization, and the endpoint of the listener it came in on (which
+// FindCoordinator answers).
 func (b *Broker) coordHandler(h api.Handler) server.Handler {
 	return func(ctx context.Context, r *server.Request) kmsg.Response {
-		resp := h.Serve(ctx, coordinator.Meta{APIVersion: r.Header.APIVersion, ClientID: r.Header.ClientID, ClientHost: r.ClientHostKafka}, r.Body)
-		if fc, ok := resp.(*kmsg.FindCoordinatorResponse); ok && r.Listener != nil && r.Listener.AdvertisedHost != "" {
-			rewriteCoordinatorEndpoint(fc, b.plane, r.Listener)
+		ar := api.Req{
+			Meta:  coordinator.Meta{APIVersion: r.Header.APIVersion, ClientID: r.Header.ClientID, ClientHost: r.ClientHostKafka},
+			Check: b.check(r),
 		}
-		return resp
+		if r.Listener != nil {
+			ar.Host, ar.Port = r.Listener.AdvertisedHost, r.Listener.AdvertisedPort
+		}
+		return h.Serve(ctx, ar, r.Body)
 	}
 }

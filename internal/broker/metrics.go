@@ -104,12 +104,14 @@ var (
 		{"group_completed_rebalances_total", "Classic rebalances completed (Kafka group-completed-rebalance-count)."},
 		{"consumer_group_rebalances_total", "Consumer group epoch bumps (Kafka consumer-group-rebalance-count)."},
 		{"streams_group_rebalances_total", "Streams group epoch bumps (Kafka streams-group-rebalance-count)."},
+		{"share_group_rebalances_total", "Share group epoch bumps (Kafka share-group-rebalance-count)."},
 	}
 	descOffsetCount   = prometheus.NewDesc("muster_group_coordinator_offset_count", "Committed offsets held (Kafka offset-count).", nil, nil)
 	descGroupCount    = prometheus.NewDesc("muster_group_coordinator_group_count", "Groups by protocol (Kafka group-count).", []string{"protocol"}, nil)
 	descClassicCount  = prometheus.NewDesc("muster_group_coordinator_classic_group_count", "Classic groups by state (Kafka classic-group-count).", []string{"state"}, nil)
 	descConsumerCount = prometheus.NewDesc("muster_group_coordinator_consumer_group_count", "Consumer groups by state (Kafka consumer-group-count).", []string{"state"}, nil)
 	descStreamsCount  = prometheus.NewDesc("muster_group_coordinator_streams_group_count", "Streams groups by state (Kafka streams-group-count).", []string{"state"}, nil)
+	descShareCount    = prometheus.NewDesc("muster_group_coordinator_share_group_count", "Share groups by state (Kafka share-group-count).", []string{"state"}, nil)
 	descQueue         = prometheus.NewDesc("muster_coordinator_event_queue_depth", "Operations waiting in each shard's queue.", []string{"shard"}, nil)
 	descShardState    = prometheus.NewDesc("muster_coordinator_shards", "Coordinator shards by status (loading, active, failed).", []string{"status"}, nil)
 	descConns         = prometheus.NewDesc("muster_connections_open", "Open Kafka connections.", nil, nil)
@@ -127,7 +129,8 @@ func (g groupCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range descCounters {
 		ch <- d
 	}
-	for _, d := range []*prometheus.Desc{descOffsetCount, descGroupCount, descClassicCount, descConsumerCount, descStreamsCount, descQueue, descShardState, descConns, descBadFrames, descRequests} {
+	describeShare(ch)
+	for _, d := range []*prometheus.Desc{descOffsetCount, descGroupCount, descClassicCount, descConsumerCount, descStreamsCount, descShareCount, descQueue, descShardState, descConns, descBadFrames, descRequests} {
 		ch <- d
 	}
 }
@@ -140,11 +143,12 @@ func (g groupCollector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	var sum coordinator.ShardMetrics
 	offsets := 0
-	byProto := map[string]int{"classic": 0, "consumer": 0, "streams": 0}
+	byProto := map[string]int{"classic": 0, "consumer": 0, "streams": 0, "share": 0}
 	byState := map[coordinator.GroupType]map[string]int{
 		coordinator.TypeClassic:  {"PreparingRebalance": 0, "CompletingRebalance": 0, "Stable": 0, "Dead": 0, "Empty": 0},
 		coordinator.TypeConsumer: {"Empty": 0, "Assigning": 0, "Reconciling": 0, "Stable": 0, "Dead": 0},
 		coordinator.TypeStreams:  {"Empty": 0, "NotReady": 0, "Assigning": 0, "Reconciling": 0, "Stable": 0, "Dead": 0},
+		coordinator.TypeShare:    {"Empty": 0, "Stable": 0, "Dead": 0},
 	}
 	// One read-only operation per shard, in parallel; a loading or failed shard is skipped for
 	// this scrape.
@@ -159,6 +163,7 @@ func (g groupCollector) Collect(ch chan<- prometheus.Metric) {
 		sum.CompletedRebalances += s.Metrics.CompletedRebalances
 		sum.ConsumerRebalances += s.Metrics.ConsumerRebalances
 		sum.StreamsRebalances += s.Metrics.StreamsRebalances
+		addShareMetrics(&sum.ShareMetrics, &s.Metrics.ShareMetrics)
 		offsets += s.Offsets
 		for t, states := range s.Groups {
 			for st, n := range states {
@@ -174,7 +179,9 @@ func (g groupCollector) Collect(ch chan<- prometheus.Metric) {
 		"offset_commits_total": sum.OffsetCommits, "offset_expirations_total": sum.OffsetExpirations,
 		"offset_deletions_total": sum.OffsetDeletions, "group_completed_rebalances_total": sum.CompletedRebalances,
 		"consumer_group_rebalances_total": sum.ConsumerRebalances, "streams_group_rebalances_total": sum.StreamsRebalances,
+		"share_group_rebalances_total": sum.ShareRebalances,
 	}
+	collectShare(ch, &sum.ShareMetrics, g.b.svc.ShareSessionCount())
 	for name, v := range vals {
 		ch <- prometheus.MustNewConstMetric(descCounters[name], prometheus.CounterValue, float64(v))
 	}
@@ -182,7 +189,7 @@ func (g groupCollector) Collect(ch chan<- prometheus.Metric) {
 	for p, n := range byProto {
 		ch <- prometheus.MustNewConstMetric(descGroupCount, prometheus.GaugeValue, float64(n), p)
 	}
-	for t, desc := range map[coordinator.GroupType]*prometheus.Desc{coordinator.TypeClassic: descClassicCount, coordinator.TypeConsumer: descConsumerCount, coordinator.TypeStreams: descStreamsCount} {
+	for t, desc := range map[coordinator.GroupType]*prometheus.Desc{coordinator.TypeClassic: descClassicCount, coordinator.TypeConsumer: descConsumerCount, coordinator.TypeStreams: descStreamsCount, coordinator.TypeShare: descShareCount} {
 		for st, n := range byState[t] {
 			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(n), st)
 		}

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -36,6 +37,9 @@ func (o *offsetsTopic) Stage(shard int32, recs []store.Record, b *pebble.Batch) 
 			continue
 		}
 		k, v, err := coordinator.KafkaRecord(r.Key, r.Value)
+		if errors.Is(err, coordinator.ErrNotKafkaRecord) {
+			continue
+		}
 		if err != nil {
 			if o.skipped.Add(1) <= 10 {
 				o.log.Warn("coordinator record left out of __consumer_offsets", "shard", shard, "err", err)

@@ -8,6 +8,19 @@ type Meta struct {
 	APIVersion int16
 	ClientID   *string
 	ClientHost string
+	// DescribableTopic reports whether the request's principal may DESCRIBE a topic (the
+	// authorizer with the request's context, as Kafka hands the coordinator). A KIP-848 regex
+	// refresh that the request triggers keeps only such topics (Kafka's
+	// filterTopicDescribeAuthorizedTopics). nil allows every topic (no authorizer).
+	DescribableTopic func(topic string) bool
+}
+
+// describable is m's DescribableTopic (nil for a nil Meta: every topic).
+func (m *Meta) describable() func(string) bool {
+	if m == nil {
+		return nil
+	}
+	return m.DescribableTopic
 }
 
 // Pending is a call whose response is set and that waits for the records written before it to

@@ -13,6 +13,7 @@ type Config struct {
 	Classic              ClassicConfig
 	Consumer             ConsumerConfig
 	Streams              StreamsConfig
+	Share                ShareConfig
 	TopologyDescriptions TopologyDescriptionConfig
 }
 
@@ -124,6 +125,7 @@ func ConfigFrom(v ConfigValues) *Config {
 			NumWarmupReplicas:     int(v.Int("group.streams.num.warmup.replicas")),
 			InitialRebalanceDelay: v.Ms("group.streams.initial.rebalance.delay.ms"),
 		},
+		Share: shareConfigFrom(v),
 		TopologyDescriptions: TopologyDescriptionConfig{
 			PluginConfigured: v.String("group.streams.topology.description.plugin.class") != "",
 		},

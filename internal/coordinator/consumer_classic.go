@@ -244,7 +244,7 @@ func (g *ConsumerGroup) classicJoin(st *State, c *JoinCall, req *kmsg.JoinGroupR
 	if old != nil && old.subscribedRegex != "" && !g.regexInUseExcept(old.subscribedRegex, memberID) {
 		st.Write(Record{Key: cgRegexKey(g.id, old.subscribedRegex)})
 	}
-	_, after, err := g.updateMemberAndReconcile(st, old, nm, ownedKnown(ownedFromSubscription(st, sub)))
+	_, after, err := g.updateMemberAndReconcile(st, old, nm, ownedKnown(ownedFromSubscription(st, sub)), c.DescribableTopic)
 	if err != nil {
 		fail(err, req.MemberID)
 		return

@@ -280,7 +280,7 @@ func (g *ConsumerGroup) heartbeat(st *State, c *Meta, req *kmsg.ConsumerGroupHea
 	if !cgMemberUnchanged(old, req, c) {
 		nm = cgUpdatedMember(old, memberID, req, c)
 	}
-	before, after, err := g.updateMemberAndReconcile(st, old, nm, owned)
+	before, after, err := g.updateMemberAndReconcile(st, old, nm, owned, c.describable())
 	if err != nil {
 		return nil, err
 	}
@@ -385,8 +385,9 @@ func cgUpdatedMember(old *consumerMember, memberID string, req *kmsg.ConsumerGro
 // most once per group.consumer.assignment.interval.ms); reconcile the member towards its
 // target. old is nil for a new member; nm == old when nothing changed; owned is what the member
 // reports owning (nil: not reported). It returns the member's current assignment before and
-// after (the same pointer when unchanged).
-func (g *ConsumerGroup) updateMemberAndReconcile(st *State, old, nm *consumerMember, owned *ownedReport) (before, after *consumerCurrent, err error) {
+// after (the same pointer when unchanged). describable filters the topics a regex refresh
+// resolves (Meta.DescribableTopic of the triggering request).
+func (g *ConsumerGroup) updateMemberAndReconcile(st *State, old, nm *consumerMember, owned *ownedReport, describable func(string) bool) (before, after *consumerCurrent, err error) {
 	// The preferred assignor and the regexes are group-wide (O(members)): recompute them only
 	// when this member's choice changed or a refresh is due.
 	assignorChanged := (old == nil && nm.serverAssignor != "") || (old != nil && old.serverAssignor != nm.serverAssignor)
@@ -413,7 +414,7 @@ func (g *ConsumerGroup) updateMemberAndReconcile(st *State, old, nm *consumerMem
 	if assignorChanged && g.preferredAssignor(st) != prevAssignor {
 		bump = true
 	}
-	if regexDue && g.refreshRegexes(st, g.refresh) {
+	if regexDue && g.refreshRegexes(st, g.refresh, describable) {
 		bump = true
 	}
 	if bump || g.refresh {

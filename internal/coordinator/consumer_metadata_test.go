@@ -129,7 +129,7 @@ func TestCGRegexSubscription(t *testing.T) {
 		t.Fatalf("subscription")
 	}
 	// Full match: "orders" alone does not match "orders-.*"; a partial match does not count.
-	if got := resolveRegex(h.st, "orders"); len(got) != 0 {
+	if got := resolveRegex(h.st, "orders", nil); len(got) != 0 {
 		t.Fatalf("partial match resolved: %v", got)
 	}
 	a := &cgClient{group: "g", id: "a", epoch: resp.MemberEpoch, owned: respTP(resp.Assignment)}

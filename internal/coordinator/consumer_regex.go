@@ -30,15 +30,16 @@ func validateSubscriptionRegex(re string) error {
 	return nil
 }
 
-// resolveRegex lists the existing topics the regex matches, sorted.
-func resolveRegex(st *State, re string) []string {
+// resolveRegex lists the existing topics the regex matches that describable allows (nil: all),
+// sorted.
+func resolveRegex(st *State, re string, describable func(string) bool) []string {
 	out := []string{}
 	rx, err := compileSubscriptionRegex(re)
 	if err != nil || st.Image == nil {
 		return out
 	}
 	for _, name := range st.Image.TopicNames() {
-		if rx.MatchString(name) {
+		if rx.MatchString(name) && (describable == nil || describable(name)) {
 			out = append(out, name)
 		}
 	}
@@ -53,8 +54,10 @@ func regexRefreshInterval(st *State) time.Duration { return st.Cfg.Consumer.Rege
 // refreshRegexes resolves regexes in use that are unresolved, stale (older than
 // group.consumer.regex.refresh.interval.ms) or due for a refresh after a topic change, writes a
 // ConsumerGroupRegularExpression record for each whose topics changed (or that is new) and
-// tombstones regexes no member uses any more. It reports whether a resolution changed.
-func (g *ConsumerGroup) refreshRegexes(st *State, force bool) bool {
+// tombstones regexes no member uses any more. It reports whether a resolution changed. Every
+// regex of the group resolves to the topics that describable allows: the ACLs of the member
+// whose request triggered the refresh, as Kafka does (nil: all topics).
+func (g *ConsumerGroup) refreshRegexes(st *State, force bool, describable func(string) bool) bool {
 	changed := false
 	inUse := make(map[string]bool, len(g.regexRefs))
 	for re := range g.regexRefs {
@@ -72,7 +75,7 @@ func (g *ConsumerGroup) refreshRegexes(st *State, force bool) bool {
 		if old != nil && !force && st.Now.Sub(time.UnixMilli(old.timestamp)) < interval {
 			continue
 		}
-		topics := resolveRegex(st, re)
+		topics := resolveRegex(st, re, describable)
 		r := &consumerRegex{topics: topics, timestamp: st.Now.UnixMilli()}
 		if old != nil {
 			r.version = old.version

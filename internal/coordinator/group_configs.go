@@ -27,6 +27,7 @@ const (
 // broker's bounds applied): ok is false when the group does not override name.
 type GroupConfigValues interface {
 	GroupInt(name string) (v int64, ok bool)
+	GroupString(name string) (v string, ok bool)
 }
 
 // override is one optional config value.
@@ -52,6 +53,7 @@ type GroupOverrides struct {
 	streamsHeartbeatInterval     override[time.Duration]
 	streamsNumStandbyReplicas    override[int]
 	streamsInitialRebalanceDelay override[time.Duration]
+	share                        shareOverrides
 }
 
 // GroupOverridesFrom reads a group's overrides.
@@ -69,6 +71,7 @@ func GroupOverridesFrom(v GroupConfigValues) GroupOverrides {
 		streamsHeartbeatInterval:     dur(GroupStreamsHeartbeatIntervalMs),
 		streamsNumStandbyReplicas:    override[int]{int(standby), ok},
 		streamsInitialRebalanceDelay: dur(GroupStreamsInitialRebalanceDelay),
+		share:                        shareOverridesFrom(v),
 	}
 }
 

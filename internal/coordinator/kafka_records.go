@@ -22,6 +22,9 @@ func KafkaRecord(key, value []byte) (kkey, kvalue []byte, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if typ == RecSharePartitionState {
+		return nil, nil, ErrNotKafkaRecord
+	}
 	if value == nil {
 		return key, nil, nil
 	}
@@ -66,6 +69,11 @@ var kafkaValues = map[int16]func([]byte) ([]byte, error){
 	RecStreamsGroupTargetMember:    kafkaStreamsTarget,
 	RecStreamsGroupCurrentMember:   kafkaStreamsCurrent,
 	RecStreamsGroupTopology:        kafkaStreamsTopology,
+	RecShareGroupMetadata:          kafkaShareMetadata,
+	RecShareGroupMemberMetadata:    kafkaShareMember,
+	RecShareGroupTargetMetadata:    kafkaShareTargetMetadata,
+	RecShareGroupTargetMember:      kafkaShareTargetMember,
+	RecShareGroupCurrentMember:     kafkaShareCurrent,
 }
 
 // flexEnc appends Kafka's flexible (KIP-482) encoding: compact strings, arrays and bytes

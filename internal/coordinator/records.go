@@ -79,6 +79,18 @@ func (st *State) replay(r Record) error {
 		return replayStreams(st, k, v, 1, replayStreamsCurrentMember)
 	case RecStreamsGroupTopology:
 		return replayStreams(st, k, v, 0, replayStreamsTopology)
+	case RecShareGroupMetadata:
+		return replayShare(st, k, v, 0, replayShareMetadata)
+	case RecShareGroupMemberMetadata:
+		return replayShare(st, k, v, 1, replayShareMember)
+	case RecShareGroupTargetMetadata:
+		return replayShare(st, k, v, 0, replayShareTargetMeta)
+	case RecShareGroupTargetMember:
+		return replayShare(st, k, v, 1, replayShareTargetMember)
+	case RecShareGroupCurrentMember:
+		return replayShare(st, k, v, 1, replayShareCurrent)
+	case RecSharePartitionState:
+		return replaySharePartition(st, k, v)
 	}
 	return fmt.Errorf("%w: unknown record type %d", ErrCorruptRecord, typ)
 }

@@ -16,7 +16,7 @@ func TestReplayEquivalenceProperty(t *testing.T) {
 	if testing.Short() {
 		runs = 8
 	}
-	for _, w := range []coordtest.Workload{coordtest.Classic, coordtest.Consumer, coordtest.Streams, coordtest.Migration} {
+	for _, w := range []coordtest.Workload{coordtest.Classic, coordtest.Consumer, coordtest.Streams, coordtest.Migration, coordtest.Share} {
 		t.Run(w.String(), func(t *testing.T) {
 			for seed := int64(1); seed <= int64(runs); seed++ {
 				if diff := coordtest.RandomWorkload(w, seed, steps); diff != "" {

@@ -123,7 +123,9 @@ func (st *State) SetImage(im *metadata.Image) {
 	old := st.Image
 	st.Image = im
 	if old != nil && old != im {
-		markTopicsChanged(st, changedTopics(old, im))
+		changed := changedTopics(old, im)
+		markTopicsChanged(st, changed)
+		markShareTopicsChanged(st, changed)
 	}
 }
 
@@ -215,6 +217,7 @@ func (st *State) OnLoaded(now time.Time) {
 	onLoadedConsumer(st)
 	scheduleExpiry(st)
 	onLoadedStreams(st)
+	onLoadedShare(st)
 }
 
 // Group returns a group by id.
@@ -231,6 +234,7 @@ type ShardMetrics struct {
 	CompletedRebalances int64
 	ConsumerRebalances  int64
 	StreamsRebalances   int64
+	ShareMetrics
 }
 
 // ShardFor is Kafka's group → __consumer_offsets partition rule (GroupCoordinatorService

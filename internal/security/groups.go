@@ -8,20 +8,22 @@ package security
 //
 //	READ:     JoinGroup (11), Heartbeat (12), LeaveGroup (13), SyncGroup (14), OffsetCommit (8),
 //	          TxnOffsetCommit (28), ConsumerGroupHeartbeat (68), StreamsGroupHeartbeat (88),
-//	          StreamsGroupTopologyDescriptionUpdate (93, KIP-1331)
+//	          StreamsGroupTopologyDescriptionUpdate (93, KIP-1331), ShareGroupHeartbeat (76),
+//	          ShareFetch (78), ShareAcknowledge (79), AlterShareGroupOffsets (91)
 //	DESCRIBE: OffsetFetch (9), FindCoordinator (10, key type GROUP), DescribeGroups (15),
-//	          ConsumerGroupDescribe (69), StreamsGroupDescribe (89)
-//	DELETE:   DeleteGroups (42), OffsetDelete (47)
+//	          ConsumerGroupDescribe (69), StreamsGroupDescribe (89), ShareGroupDescribe (77),
+//	          DescribeShareGroupOffsets (90)
+//	DELETE:   DeleteGroups (42), OffsetDelete (47), DeleteShareGroupOffsets (92)
 //
 // ListGroups (16) has no single check: it filters with ListGroupsFilter. ok is false for keys
 // that are not group APIs.
 func GroupOperation(apiKey int16) (op Operation, ok bool) {
 	switch apiKey {
-	case 8, 11, 12, 13, 14, 28, 68, 88, 93:
+	case 8, 11, 12, 13, 14, 28, 68, 76, 78, 79, 88, 91, 93:
 		return OpRead, true
-	case 9, 10, 15, 69, 89:
+	case 9, 10, 15, 69, 77, 89, 90:
 		return OpDescribe, true
-	case 42, 47:
+	case 42, 47, 92:
 		return OpDelete, true
 	}
 	return 0, false
@@ -34,12 +36,14 @@ func GroupOperation(apiKey int16) (op Operation, ok bool) {
 // ConsumerGroupHeartbeat's SubscribedTopicNames (any undescribable: top-level
 // TOPIC_AUTHORIZATION_FAILED), ConsumerGroupDescribe and StreamsGroupDescribe (a group naming an
 // undescribable topic becomes a TOPIC_AUTHORIZATION_FAILED row) and StreamsGroupHeartbeat's
-// topology topics.
+// topology topics. Share groups (KIP-932): READ for ShareFetch, ShareAcknowledge,
+// AlterShareGroupOffsets and DeleteShareGroupOffsets, DESCRIBE for ShareGroupHeartbeat's
+// subscriptions, ShareGroupDescribe and DescribeShareGroupOffsets.
 func TopicOperation(apiKey int16) (op Operation, ok bool) {
 	switch apiKey {
-	case 8, 28, 47:
+	case 8, 28, 47, 78, 79, 91, 92:
 		return OpRead, true
-	case 9, 68, 69, 88, 89:
+	case 9, 68, 69, 76, 77, 88, 89, 90:
 		return OpDescribe, true
 	}
 	return 0, false

@@ -180,8 +180,8 @@ func (s *Server) saslAuthenticateStep(hdr wire.Header, req *kmsg.SASLAuthenticat
 			msg = ae.Msg
 		}
 		resp.ErrorMessage = &msg
+		l.authenticated(mech, false, reauth) // counted before the client can see the answer
 		rw.write(hdr, resp, true)
-		l.authenticated(mech, false, reauth)
 		log.Info("SASL authentication failed; closing connection", "listener", l.Name, "mechanism", mech, "reason", msg, "reauthentication", reauth)
 		s.failedAuthDelay(l)
 		return false, false

@@ -258,6 +258,9 @@ func (s *Server) serveConn(raw net.Conn, l *Listener) {
 	var unanswered atomic.Int64 // requests read whose response is not yet written
 	space := make(chan struct{}, 1)
 	writerDone := make(chan struct{})
+	// handlers counts the connection's running handlers: the connection ends only after they
+	// returned (their context is cancelled first), so nothing of it outlives Server.Close.
+	var handlers sync.WaitGroup
 	rw := &respWriter{c: c, idle: s.opts.IdleTimeout}
 	go func() {
 		defer close(writerDone)
@@ -296,6 +299,7 @@ func (s *Server) serveConn(raw net.Conn, l *Listener) {
 		cancel()
 		close(queue)
 		<-writerDone
+		handlers.Wait()
 	}()
 
 	// lastOrdered is the completion of the connection's latest ordered request (see ordered).
@@ -403,7 +407,9 @@ func (s *Server) serveConn(raw net.Conn, l *Listener) {
 			r.sequenced = make(chan struct{})
 			prev, lastOrdered = lastOrdered, r.sequenced
 		}
+		handlers.Add(1)
 		go func() {
+			defer handlers.Done()
 			defer close(p.done)
 			defer r.Sequenced()
 			if prev != nil {
@@ -532,6 +538,10 @@ func ordered(key int16) bool {
 		37, // CreatePartitions
 		42, // DeleteGroups
 		47, // OffsetDelete
+		78, // ShareFetch (share session epochs)
+		79, // ShareAcknowledge
+		91, // AlterShareGroupOffsets
+		92, // DeleteShareGroupOffsets
 		93: // StreamsGroupTopologyDescriptionUpdate
 		return true
 	}

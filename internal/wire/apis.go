@@ -55,8 +55,15 @@ var Supported = []API{
 	{60, "DescribeCluster", VersionRange{0, 2}, VersionRange{0, 2}},
 	{68, "ConsumerGroupHeartbeat", VersionRange{0, 1}, VersionRange{0, 1}},
 	{69, "ConsumerGroupDescribe", VersionRange{0, 1}, VersionRange{0, 1}},
+	{76, "ShareGroupHeartbeat", VersionRange{1, 1}, VersionRange{1, 1}},
+	{77, "ShareGroupDescribe", VersionRange{1, 1}, VersionRange{1, 1}},
+	{78, "ShareFetch", VersionRange{1, 2}, VersionRange{1, 2}},
+	{79, "ShareAcknowledge", VersionRange{1, 2}, VersionRange{1, 2}},
 	{88, "StreamsGroupHeartbeat", VersionRange{0, 1}, VersionRange{0, 1}},
 	{89, "StreamsGroupDescribe", VersionRange{0, 1}, VersionRange{0, 1}},
+	{90, "DescribeShareGroupOffsets", VersionRange{0, 1}, VersionRange{0, 1}},
+	{91, "AlterShareGroupOffsets", VersionRange{0, 0}, VersionRange{0, 0}},
+	{92, "DeleteShareGroupOffsets", VersionRange{0, 0}, VersionRange{0, 0}},
 	{93, "StreamsGroupTopologyDescriptionUpdate", VersionRange{0, 0}, VersionRange{0, 0}},
 }
 

@@ -14,7 +14,7 @@ const (
 	whyTxn        = "transactions (KIP-98) are not built yet"
 	whyZK         = "ZooKeeper-mode controller-to-broker RPC; Kafka 4 brokers do not serve it"
 	whyKRaft      = "KRaft controller or quorum RPC; a muster node has no KRaft quorum"
-	whyShare      = "share groups (KIP-932) are not built yet"
+	whyShare      = "the share coordinator's persister RPC (KIP-932): a muster node keeps share-partition state in the group's own coordinator shard"
 	whyOneNode    = "replica placement on one node: there is nothing to move or elect"
 	whyQuota      = "client quotas are not built yet"
 	whyToken      = "delegation tokens need SASL, which is not built yet"
@@ -66,10 +66,6 @@ var Withheld = []Gap{
 	{73, -1, whyKRaft},     // AssignReplicasToDirs
 	{74, -1, "ListConfigResources: " + whyNotYetData},
 	{75, -1, "DescribeTopicPartitions: " + whyNotYetData},
-	{76, -1, whyShare}, // ShareGroupHeartbeat
-	{77, -1, whyShare}, // ShareGroupDescribe
-	{78, -1, whyShare}, // ShareFetch
-	{79, -1, whyShare}, // ShareAcknowledge
 	{80, -1, whyKRaft}, // AddRaftVoter
 	{81, -1, whyKRaft}, // RemoveRaftVoter
 	{82, -1, whyKRaft}, // UpdateRaftVoter
@@ -78,9 +74,6 @@ var Withheld = []Gap{
 	{85, -1, whyShare}, // WriteShareGroupState
 	{86, -1, whyShare}, // DeleteShareGroupState
 	{87, -1, whyShare}, // ReadShareGroupStateSummary
-	{90, -1, whyShare}, // DescribeShareGroupOffsets
-	{91, -1, whyShare}, // AlterShareGroupOffsets
-	{92, -1, whyShare}, // DeleteShareGroupOffsets
 	{94, -1, whyKRaft}, // UnregisterController
 }
 

@@ -24,7 +24,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // mountSmallFS mounts a size-limited tmpfs of mib MiB at a fresh directory and unmounts it when
@@ -106,27 +105,24 @@ func tryProduce(cl *kgo.Client, topic string, value []byte) (int16, string, erro
 	return p.ErrorCode, msg, nil
 }
 
-// rawCommit sends one OffsetCommit (by topic name: v9 at most, since v10 names topics by id)
-// for a simple group straight to the broker.
+// rawCommit sends one OffsetCommit for a simple group straight to the broker.
 func rawCommit(t *testing.T, cl *kgo.Client, group, topic string, offset int64) int16 {
 	t.Helper()
-	vs := kversion.Stable()
-	vs.SetMaxKeyVersion(kmsg.OffsetCommit.Int16(), 9)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(cl.OptValue(kgo.SeedBrokers).([]string)...), kgo.MaxVersions(vs))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Version, req.Group, req.Generation = 8, group, -1
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	// kgo sends the newest version both sides speak: from v10 the topic is named by its id.
+	td, err := kadm.NewClient(cl).ListTopics(ctx, topic)
+	if err != nil || td[topic].Err != nil {
+		t.Fatalf("topic id of %s: %v %v", topic, err, td[topic].Err)
+	}
 	rt := kmsg.NewOffsetCommitRequestTopic()
-	rt.Topic = topic
+	rt.Topic, rt.TopicID = topic, td[topic].ID
 	rp := kmsg.NewOffsetCommitRequestTopicPartition()
 	rp.Offset, rp.LeaderEpoch = offset, -1
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
 	resp, err := cl.Broker(0).Request(ctx, req)
 	if err != nil {
 		t.Fatal(err)

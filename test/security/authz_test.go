@@ -12,7 +12,7 @@ import (
 )
 
 // authedRaw is a raw connection authenticated with PLAIN as user.
-func authedRaw(t *testing.T, sb *secBroker, user string) *rawConn {
+func authedRaw(t testing.TB, sb *secBroker, user string) *rawConn {
 	t.Helper()
 	r := dialRaw(t, sb.SASLPlaintext, nil)
 	r.mustDo(handshake(1, "PLAIN"))

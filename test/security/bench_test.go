@@ -75,23 +75,25 @@ func BenchmarkCommit(b *testing.B) {
 	sb := startSecure(b, "super.users=User:admin;User:alice;User:ANONYMOUS")
 	sb.createTopic(b, "bench", 8)
 	for _, l := range []string{"PLAINTEXT", "SASL_SSL"} {
-		b.Run(l, func(b *testing.B) {
-			conns := benchConnsFor(b, sb, l)
-			runParallel(b, conns, func(i int, r *rawConn) {
-				req := kmsg.NewPtrOffsetCommitRequest()
-				req.Version, req.Group, req.Generation = 9, fmt.Sprintf("bench-%s-%d", l, i), -1
-				rt := kmsg.NewOffsetCommitRequestTopic()
-				rt.Topic = "bench"
-				p := kmsg.NewOffsetCommitRequestTopicPartition()
-				p.Partition, p.Offset = int32(i%8), 42
-				rt.Partitions = append(rt.Partitions, p)
-				req.Topics = append(req.Topics, rt)
-				if resp := r.mustDo(req).(*kmsg.OffsetCommitResponse); resp.Topics[0].Partitions[0].ErrorCode != 0 {
-					b.Fatalf("commit: %d", resp.Topics[0].Partitions[0].ErrorCode)
-				}
-			})
-		})
+		b.Run(l, func(b *testing.B) { benchCommit(b, benchConnsFor(b, sb, l), "bench-"+l+"-", "bench") })
 	}
+}
+
+// benchCommit: each connection commits one partition of topic for its own group (prefix + i).
+func benchCommit(b *testing.B, conns []*rawConn, prefix, topic string) {
+	runParallel(b, conns, func(i int, r *rawConn) {
+		req := kmsg.NewPtrOffsetCommitRequest()
+		req.Version, req.Group, req.Generation = 9, fmt.Sprintf("%s%d", prefix, i), -1
+		rt := kmsg.NewOffsetCommitRequestTopic()
+		rt.Topic = topic
+		p := kmsg.NewOffsetCommitRequestTopicPartition()
+		p.Partition, p.Offset = int32(i%8), 42
+		rt.Partitions = append(rt.Partitions, p)
+		req.Topics = append(req.Topics, rt)
+		if resp := r.mustDo(req).(*kmsg.OffsetCommitResponse); resp.Topics[0].Partitions[0].ErrorCode != 0 {
+			b.Fatalf("commit: %d", resp.Topics[0].Partitions[0].ErrorCode)
+		}
+	})
 }
 
 // BenchmarkHeartbeat: KIP-848 ConsumerGroupHeartbeat, one member per group per connection,
@@ -100,48 +102,51 @@ func BenchmarkHeartbeat(b *testing.B) {
 	sb := startSecure(b, "super.users=User:admin;User:alice;User:ANONYMOUS")
 	sb.createTopic(b, "hb", 4)
 	for _, l := range []string{"PLAINTEXT", "SASL_SSL"} {
-		b.Run(l, func(b *testing.B) {
-			conns := benchConnsFor(b, sb, l)
-			type member struct {
-				id    string
-				epoch int32
-				owned []kmsg.ConsumerGroupHeartbeatRequestTopic
-				send  bool
-			}
-			ms := make([]member, len(conns))
-			for i := range ms {
-				ms[i].id = fmt.Sprintf("m-%s-%d", l, i)
-			}
-			runParallel(b, conns, func(i int, r *rawConn) {
-				m := &ms[i]
-				req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
-				req.Group, req.MemberID, req.MemberEpoch, req.RebalanceTimeoutMillis = fmt.Sprintf("hb-%s-%d", l, i), m.id, m.epoch, 60000
-				if m.epoch == 0 {
-					req.SubscribedTopicNames, req.Topics = []string{"hb"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
-				} else if m.send {
-					req.Topics = m.owned
-				}
-				resp := r.mustDo(req).(*kmsg.ConsumerGroupHeartbeatResponse)
-				if resp.ErrorCode != 0 {
-					b.Fatalf("heartbeat: %d", resp.ErrorCode)
-				}
-				m.send = false
-				if a := resp.Assignment; a != nil {
-					m.owned = m.owned[:0]
-					for _, t := range a.Topics {
-						rt := kmsg.NewConsumerGroupHeartbeatRequestTopic()
-						rt.TopicID, rt.Partitions = t.TopicID, t.Partitions
-						m.owned = append(m.owned, rt)
-					}
-					m.send = true
-				}
-				if resp.MemberID != nil && *resp.MemberID != "" {
-					m.id = *resp.MemberID
-				}
-				m.epoch = resp.MemberEpoch
-			})
-		})
+		b.Run(l, func(b *testing.B) { benchHeartbeat(b, benchConnsFor(b, sb, l), "hb-"+l+"-", "hb") })
 	}
+}
+
+// benchHeartbeat: each connection is one member of its own group (prefix + i) subscribed to
+// topic.
+func benchHeartbeat(b *testing.B, conns []*rawConn, prefix, topic string) {
+	type member struct {
+		id    string
+		epoch int32
+		owned []kmsg.ConsumerGroupHeartbeatRequestTopic
+		send  bool
+	}
+	ms := make([]member, len(conns))
+	for i := range ms {
+		ms[i].id = fmt.Sprintf("m-%s%d", prefix, i)
+	}
+	runParallel(b, conns, func(i int, r *rawConn) {
+		m := &ms[i]
+		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		req.Group, req.MemberID, req.MemberEpoch, req.RebalanceTimeoutMillis = fmt.Sprintf("%s%d", prefix, i), m.id, m.epoch, 60000
+		if m.epoch == 0 {
+			req.SubscribedTopicNames, req.Topics = []string{topic}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		} else if m.send {
+			req.Topics = m.owned
+		}
+		resp := r.mustDo(req).(*kmsg.ConsumerGroupHeartbeatResponse)
+		if resp.ErrorCode != 0 {
+			b.Fatalf("heartbeat: %d", resp.ErrorCode)
+		}
+		m.send = false
+		if a := resp.Assignment; a != nil {
+			m.owned = m.owned[:0]
+			for _, t := range a.Topics {
+				rt := kmsg.NewConsumerGroupHeartbeatRequestTopic()
+				rt.TopicID, rt.Partitions = t.TopicID, t.Partitions
+				m.owned = append(m.owned, rt)
+			}
+			m.send = true
+		}
+		if resp.MemberID != nil && *resp.MemberID != "" {
+			m.id = *resp.MemberID
+		}
+		m.epoch = resp.MemberEpoch
+	})
 }
 
 // BenchmarkSCRAMConnect: new connections per second that authenticate with SCRAM-SHA-256

@@ -95,7 +95,7 @@ func TestConsumerGroupWithConsumerACLs(t *testing.T) {
 		" \t(principal=User:bob, host=*, operation=DESCRIBE, permissionType=ALLOW) \n\n", "")
 	rm := sb.acls(t, "--remove", "--force", "--allow-principal", "User:bob", "--operation", "Read", "--topic", "orders")
 	rm.Expect(t, 0, "Removed ACL (principal=User:bob, host=*, operation=READ, permissionType=ALLOW) on `ResourcePattern(resourceType=TOPIC, name=orders, patternType=LITERAL)`\n", "")
-	if err := consumeGroup(t, sb, "bob", "g2", "orders", 10); !isErr(err, kerr.TopicAuthorizationFailed) {
+	if err := consumeGroup(t, sb, "bob", "g", "orders", 10); !isErr(err, kerr.TopicAuthorizationFailed) {
 		t.Fatalf("without topic READ: %v, want TOPIC_AUTHORIZATION_FAILED", err)
 	}
 	// Prefixed patterns and --list by principal.

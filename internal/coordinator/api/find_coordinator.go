@@ -2,6 +2,9 @@ package api
 
 import (
 	"context"
+	"encoding/base64"
+	"strconv"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -12,8 +15,9 @@ import (
 // FindCoordinator serves FindCoordinator v0–v6 for group keys (key type 0): on a single node
 // every shard is this broker's; a shard still loading answers COORDINATOR_LOAD_IN_PROGRESS.
 // Transaction keys (type 1) get COORDINATOR_NOT_AVAILABLE (no transaction coordinator yet).
-// Share keys (type 2) are defined from v6 and need a share coordinator, and any other type is
-// not defined at all: INVALID_REQUEST, as Kafka's KafkaApis.getCoordinator answers. v4+ batches
+// Share keys (type 2, v6+, "group:topicId:partition", KIP-932) name the shard of the group, which
+// keeps its share-partitions' state; a malformed key, and any other type, is INVALID_REQUEST, as
+// Kafka's KafkaApis.getCoordinator answers. v4+ batches
 // keys (CoordinatorKeys), older versions carry one key in top-level fields. An error carries no
 // node (Kafka's Node.noNode: id -1, no host, port -1).
 func (s *Service) FindCoordinator(_ context.Context, _ coordinator.Meta, req *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {
@@ -25,11 +29,18 @@ func (s *Service) FindCoordinator(_ context.Context, _ coordinator.Meta, req *km
 			msg := "muster has no transaction coordinator yet"
 			return kerr.CoordinatorNotAvailable.Code, &msg
 		case 2:
-			msg := "muster has no share coordinator"
+			// KIP-932: the share coordinator of a share-partition key "group:topicId:partition"
+			// is the shard of its group, which keeps the share-partition's state.
 			if req.Version < 6 {
-				msg = "share coordinator keys need FindCoordinator v6"
+				msg := "share coordinator keys need FindCoordinator v6"
+				return kerr.InvalidRequest.Code, &msg
 			}
-			return kerr.InvalidRequest.Code, &msg
+			group, ok := shareCoordinatorKey(key)
+			if !ok || !s.Cfg.Share.Enabled {
+				msg := "Invalid share coordinator key " + key + "."
+				return kerr.InvalidRequest.Code, &msg
+			}
+			key = group
 		default:
 			msg := "unknown coordinator type in FindCoordinator request"
 			return kerr.InvalidRequest.Code, &msg
@@ -60,4 +71,20 @@ func (s *Service) node(code int16) (int32, string, int32) {
 		return -1, "", -1
 	}
 	return s.Self.NodeID, s.Self.Host, s.Self.Port
+}
+
+// shareCoordinatorKey parses Kafka's SharePartitionKey "group:topicId:partition" (three tokens,
+// a base64 topic id, a partition ≥ 0) and returns the group.
+func shareCoordinatorKey(key string) (string, bool) {
+	parts := strings.Split(key, ":")
+	if len(parts) != 3 || parts[0] == "" {
+		return "", false
+	}
+	if id, err := base64.RawURLEncoding.DecodeString(parts[1]); err != nil || len(id) != 16 {
+		return "", false
+	}
+	if p, err := strconv.ParseInt(parts[2], 10, 32); err != nil || p < 0 {
+		return "", false
+	}
+	return parts[0], true
 }

@@ -99,3 +99,6 @@ func (v groupValues) GroupInt(name string) (int64, bool) {
 	}
 	return v.cfg.Int(v.values, name), true
 }
+
+// GroupString implements coordinator.GroupConfigValues.
+func (v groupValues) GroupString(name string) (string, bool) { return v.cfg.Get(name) }

@@ -49,6 +49,13 @@ type Service struct {
 	Self   Endpoint
 	// TopologyDescriptions is the KIP-1331 side; nil when no plugin is configured.
 	TopologyDescriptions *TopologyDescriptions
+	// ShareLog is the data plane as share fetches read it (nil: share fetches answer
+	// UNKNOWN_TOPIC_ID for every partition).
+	ShareLog ShareLog
+
+	shareOnce sync.Once
+	shareSess *shareSessions
+
 	// Writes tells whether the store takes writes now (the runtime's Options.Writes; nil:
 	// always). See writes.go.
 	Writes engine.WriteGate
@@ -78,36 +85,47 @@ func (s *Service) limitedLog() *lograte.Limiter {
 // Handler serves one API key.
 type Handler struct {
 	Key   int16
-	Serve func(ctx context.Context, meta coordinator.Meta, req kmsg.Request) kmsg.Response
+	Serve func(ctx context.Context, r Req, req kmsg.Request) kmsg.Response
 }
 
-// Handlers lists every API the group coordinator serves, read top to bottom.
+// Handlers lists every API the group coordinator serves, read top to bottom. Each key is bound
+// to its authorizing adapter (authz_*.go): it checks what KafkaApis checks, in Kafka's order
+// and before any existence check, and passes only the authorized subset of the request on to
+// the API's method (OffsetCommit, JoinGroup, ...).
 func (s *Service) Handlers() []Handler {
 	return []Handler{
-		handler(kmsg.OffsetCommit.Int16(), s.OffsetCommit),
-		handler(kmsg.OffsetFetch.Int16(), s.OffsetFetch),
-		handler(kmsg.FindCoordinator.Int16(), s.FindCoordinator),
-		handler(kmsg.JoinGroup.Int16(), s.JoinGroup),
-		handler(kmsg.Heartbeat.Int16(), s.Heartbeat),
-		handler(kmsg.LeaveGroup.Int16(), s.LeaveGroup),
-		handler(kmsg.SyncGroup.Int16(), s.SyncGroup),
-		handler(kmsg.DescribeGroups.Int16(), s.DescribeGroups),
-		handler(kmsg.ListGroups.Int16(), s.ListGroups),
-		handler(kmsg.DeleteGroups.Int16(), s.DeleteGroups),
-		handler(kmsg.OffsetDelete.Int16(), s.OffsetDelete),
-		handler(kmsg.ConsumerGroupHeartbeat.Int16(), s.ConsumerGroupHeartbeat),
-		handler(kmsg.ConsumerGroupDescribe.Int16(), s.ConsumerGroupDescribe),
-		handler(kmsg.StreamsGroupHeartbeat.Int16(), s.StreamsGroupHeartbeat),
-		handler(kmsg.StreamsGroupDescribe.Int16(), s.StreamsGroupDescribe),
-		handler(kmsg.StreamsGroupTopologyDescriptionUpdate.Int16(), s.StreamsGroupTopologyDescriptionUpdate),
+		handler(kmsg.OffsetCommit.Int16(), s.authorizeOffsetCommit),
+		handler(kmsg.OffsetFetch.Int16(), s.authorizeOffsetFetch),
+		handler(kmsg.FindCoordinator.Int16(), s.authorizeFindCoordinator),
+		handler(kmsg.JoinGroup.Int16(), s.authorizeJoinGroup),
+		handler(kmsg.Heartbeat.Int16(), s.authorizeHeartbeat),
+		handler(kmsg.LeaveGroup.Int16(), s.authorizeLeaveGroup),
+		handler(kmsg.SyncGroup.Int16(), s.authorizeSyncGroup),
+		handler(kmsg.DescribeGroups.Int16(), s.authorizeDescribeGroups),
+		handler(kmsg.ListGroups.Int16(), s.authorizeListGroups),
+		handler(kmsg.DeleteGroups.Int16(), s.authorizeDeleteGroups),
+		handler(kmsg.OffsetDelete.Int16(), s.authorizeOffsetDelete),
+		handler(kmsg.ConsumerGroupHeartbeat.Int16(), s.authorizeConsumerGroupHeartbeat),
+		handler(kmsg.ConsumerGroupDescribe.Int16(), s.authorizeConsumerGroupDescribe),
+		handler(kmsg.StreamsGroupHeartbeat.Int16(), s.authorizeStreamsGroupHeartbeat),
+		handler(kmsg.StreamsGroupDescribe.Int16(), s.authorizeStreamsGroupDescribe),
+		handler(kmsg.StreamsGroupTopologyDescriptionUpdate.Int16(), s.authorizeStreamsGroupTopologyDescriptionUpdate),
+		handler(kmsg.ShareGroupHeartbeat.Int16(), s.authorizeShareGroupHeartbeat),
+		handler(kmsg.ShareGroupDescribe.Int16(), s.authorizeShareGroupDescribe),
+		handler(kmsg.ShareFetch.Int16(), s.authorizeShareFetch),
+		handler(kmsg.ShareAcknowledge.Int16(), s.authorizeShareAcknowledge),
+		handler(kmsg.DescribeShareGroupOffsets.Int16(), s.authorizeDescribeShareGroupOffsets),
+		handler(kmsg.AlterShareGroupOffsets.Int16(), s.authorizeAlterShareGroupOffsets),
+		handler(kmsg.DeleteShareGroupOffsets.Int16(), s.authorizeDeleteShareGroupOffsets),
 	}
 }
 
 // handler binds a typed API method to its key; the server decoded the body for that key, so the
-// assertion holds by construction.
-func handler[Req kmsg.Request, Resp kmsg.Response](key int16, fn func(context.Context, coordinator.Meta, Req) Resp) Handler {
-	return Handler{Key: key, Serve: func(ctx context.Context, meta coordinator.Meta, req kmsg.Request) kmsg.Response {
-		return fn(ctx, meta, req.(Req))
+// assertion holds by construction. A request without an authorizer or session is allowed
+// everything as ANONYMOUS.
+func handler[Q kmsg.Request, P kmsg.Response](key int16, fn func(context.Context, Req, Q) P) Handler {
+	return Handler{Key: key, Serve: func(ctx context.Context, r Req, req kmsg.Request) kmsg.Response {
+		return fn(ctx, r.normalized(key), req.(Q))
 	}}
 }
 

@@ -11,8 +11,9 @@ import (
 
 // StreamsGroupDescribe serves StreamsGroupDescribe v0–v1 (KIP-1071): each shard describes its
 // groups (coordinator.DescribeStreamsGroups); answers come in request order. With
-// IncludeTopologyDescription (v1, KIP-1331) the stored topology descriptions are attached.
-func (s *Service) StreamsGroupDescribe(ctx context.Context, meta coordinator.Meta, req *kmsg.StreamsGroupDescribeRequest) *kmsg.StreamsGroupDescribeResponse {
+// IncludeTopologyDescription (v1, KIP-1331) the stored topology descriptions are attached, to
+// the groups whose topics the caller may describe (hideUndescribableTopologies).
+func (s *Service) StreamsGroupDescribe(ctx context.Context, r Req, req *kmsg.StreamsGroupDescribeRequest) *kmsg.StreamsGroupDescribeResponse {
 	resp := req.ResponseKind().(*kmsg.StreamsGroupDescribeResponse)
 	resp.Groups = make([]kmsg.StreamsGroupDescribeResponseGroup, len(req.Groups))
 	stored := map[string]int32{}
@@ -23,7 +24,7 @@ func (s *Service) StreamsGroupDescribe(ctx context.Context, meta coordinator.Met
 	}
 	for _, sh := range order {
 		ids := byShard[sh]
-		res, err := doShard(ctx, s, sh, meta, coordinator.DescribeStreamsGroups(ids, req.Version))
+		res, err := doShard(ctx, s, sh, r.Meta, coordinator.DescribeStreamsGroups(ids, req.Version))
 		for k, id := range ids {
 			var d kmsg.StreamsGroupDescribeResponseGroup
 			if err != nil {
@@ -42,6 +43,7 @@ func (s *Service) StreamsGroupDescribe(ctx context.Context, meta coordinator.Met
 			}
 		}
 	}
+	hideUndescribableTopologies(r, resp.Groups)
 	if req.Version >= 1 && req.IncludeTopologyDescription {
 		s.attachTopologyDescriptions(ctx, resp.Groups, stored)
 	}

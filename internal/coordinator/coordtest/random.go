@@ -25,10 +25,13 @@ const (
 	// Migration: classic and KIP-848 members of the same group ids (online upgrade and
 	// downgrade, group.consumer.migration.policy=bidirectional).
 	Migration
+	// Share: KIP-932 members join, leave and are fenced while they acquire, acknowledge and
+	// release records of share-partitions, locks expire, and offsets are altered and deleted.
+	Share
 )
 
 func (w Workload) String() string {
-	return [...]string{"classic", "consumer", "streams", "migration"}[w]
+	return [...]string{"classic", "consumer", "streams", "migration", "share"}[w]
 }
 
 // RandomWorkload runs steps random operations of the workload on a fresh harness (seeded), and
@@ -82,6 +85,7 @@ type randomRun struct {
 	// values are the broker's config; gconfigs the groups' dynamic configs set so far.
 	values   *config.Values
 	gconfigs map[string]map[string]string
+	share    *shareRun
 }
 
 type classicClient struct {
@@ -130,6 +134,8 @@ func (r *randomRun) step() string {
 		return r.consumerOp()
 	case Streams:
 		return r.streamsOp()
+	case Share:
+		return r.shareOp()
 	default:
 		if r.rnd.Intn(2) == 0 {
 			return r.classicOp()

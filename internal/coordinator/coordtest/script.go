@@ -36,7 +36,7 @@ import (
 //	sync group=g member=m gen=N [version=3] [instance=i] [assign=m1:x,m2:t=0+1;u=2]
 //	heartbeat group=g member=m gen=N [version=4] [instance=i]
 //	leave group=g members=m1,m2 [instances=i1,i2] [version=5]
-//	cg-heartbeat group=g member=m epoch=N|current [subscribe=t1,t2] [regex=r] [owned=assigned|none|t:0,1;u:2] [instance=i] [rebalance=30s] [interval=show]
+//	cg-heartbeat group=g member=m epoch=N|current [subscribe=t1,t2] [regex=r] [owned=assigned|none|t:0,1;u:2] [instance=i] [rebalance=30s] [interval=show] [describable=t1,t2]
 //	cg-describe group=g
 //	topology name=x epoch=N subtopologies=0:src=in;changelog=c,1:src=...
 //	streams-heartbeat group=g member=m epoch=N|current process=p [topology=x] [tasks=assigned|none] [interval=show]
@@ -50,6 +50,9 @@ import (
 //	advance 5s                      move the clock and fire due timers
 //	records                         the records written since the last `records`
 //	reload                          restart the shard from its records (timers re-armed)
+//
+// describable= (join, cg-heartbeat) lists the only topics the request's principal may DESCRIBE
+// (Meta.DescribableTopic): a regex refresh it triggers resolves to those alone.
 //
 // Member ids: the harness's ids are deterministic; `member=new` sends an empty member id, and
 // a classic or consumer member is named in later commands by the id the shard gave it or by its
@@ -72,7 +75,9 @@ type script struct {
 	tasks    map[string]streamsTasks
 	epochs   map[string]int32 // group/member → the member epoch the shard last gave
 	topos    map[string]*kmsg.StreamsGroupHeartbeatRequestTopology
-	logged   int // records already shown by `records`
+	logged   int                 // records already shown by `records`
+	logs     map[string]shareLog // "topic:partition" → the log a share fetch sees
+	wakeSeq  uint64              // the share wake-up count the last share command saw
 }
 
 type pendingCall struct {
@@ -224,7 +229,9 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) (out string) {
 		s.pending = nil
 		b.WriteString("reloaded\n")
 	default:
-		d.Fatalf(t, "unknown command %q", d.Cmd)
+		if !s.shareCommand(&b, a, d.Cmd) {
+			d.Fatalf(t, "unknown command %q", d.Cmd)
+		}
 	}
 	s.released(&b)
 	if err := CheckReplay(h, int64(d.Pos[len(d.Pos)-1])); err != "" {
@@ -308,7 +315,15 @@ func (s *script) epoch(a args, key string) int32 {
 
 func meta(version int16, a args) coordinator.Meta {
 	cid := a.strOr("client", "client")
-	return coordinator.Meta{APIVersion: version, ClientID: &cid, ClientHost: "/127.0.0.1"}
+	m := coordinator.Meta{APIVersion: version, ClientID: &cid, ClientHost: "/127.0.0.1"}
+	if a.has("describable") {
+		allowed := map[string]bool{}
+		for _, t := range a.list("describable") {
+			allowed[t] = true
+		}
+		m.DescribableTopic = func(t string) bool { return allowed[t] }
+	}
+	return m
 }
 
 func (s *script) join(b *strings.Builder, a args) {
@@ -482,6 +497,8 @@ type scriptGroupValues struct {
 	cfg    config.GroupConfig
 	values *config.Values
 }
+
+func (v scriptGroupValues) GroupString(name string) (string, bool) { return v.cfg.Get(name) }
 
 func (v scriptGroupValues) GroupInt(name string) (int64, bool) {
 	if _, ok := v.cfg.Get(name); !ok {
@@ -778,6 +795,9 @@ func (s *script) record(r coordinator.Record) string {
 		}
 		return fmt.Sprintf("%s %s gen=%d protocol=%s leader=%s members=[%s]", name, k.Group, v.Generation, str(v.Protocol), leader, strings.Join(ms, " "))
 	}
+	if line, ok := s.shareRecord(typ, name, r); ok {
+		return line
+	}
 	d := coordinator.Dec{B: r.Key[2:]}
 	key := []string{d.String()}
 	for len(d.B) > 0 && d.Err() == nil {
@@ -819,6 +839,12 @@ var recordNames = map[int16]string{
 	coordinator.RecStreamsGroupTargetMember:    "StreamsGroupTargetAssignmentMember",
 	coordinator.RecStreamsGroupCurrentMember:   "StreamsGroupCurrentMemberAssignment",
 	coordinator.RecStreamsGroupTopology:        "StreamsGroupTopology",
+	coordinator.RecShareGroupMemberMetadata:    "ShareGroupMemberMetadata",
+	coordinator.RecShareGroupMetadata:          "ShareGroupMetadata",
+	coordinator.RecShareGroupTargetMetadata:    "ShareGroupTargetAssignmentMetadata",
+	coordinator.RecShareGroupTargetMember:      "ShareGroupTargetAssignmentMember",
+	coordinator.RecShareGroupCurrentMember:     "ShareGroupCurrentMemberAssignment",
+	coordinator.RecSharePartitionState:         "SharePartitionState",
 }
 
 func errName(code int16) string {

@@ -80,14 +80,18 @@ func freeAddr(t *testing.T) string {
 	return "127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 }
 
-// startProc starts `muster serve` on addr and dir and waits until it answers ApiVersions and
+// startProc starts `muster serve` on addr and dir (with config overrides) and waits until it answers ApiVersions and
 // its coordinator is loaded (FindCoordinator answers without error).
-func startProc(t *testing.T, addr, dir string) *proc {
+func startProc(t *testing.T, addr, dir string, overrides ...string) *proc {
 	t.Helper()
 	p := &proc{t: t, addr: addr, dir: dir, out: &syncBuffer{}}
-	p.cmd = exec.Command(musterBin, "serve", "--listen", addr, "--data-dir", dir, "--http-listen", "",
+	args := []string{"serve", "--listen", addr, "--data-dir", dir, "--http-listen", "",
 		"--override", "group.initial.rebalance.delay.ms=0", "--override", "offsets.topic.num.partitions=4",
-		"--log-level", "warn")
+		"--log-level", "warn"}
+	for _, o := range overrides {
+		args = append(args, "--override", o)
+	}
+	p.cmd = exec.Command(musterBin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
