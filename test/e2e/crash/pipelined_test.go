@@ -77,6 +77,11 @@ func TestSIGKILLUnderPipelinedCommits(t *testing.T) {
 						}
 					}
 				}
+				if kerr.IsRetriable(err) {
+					n-- // a shard still loading: send it again
+					time.Sleep(10 * time.Millisecond)
+					continue
+				}
 				if err != nil {
 					t.Errorf("%s: commit %d: %v", req.Group, n, err)
 					return
