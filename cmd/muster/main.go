@@ -26,6 +26,7 @@ import (
 	"github.com/muster-io/muster/internal/cli/sharegroups"
 	"github.com/muster-io/muster/internal/cli/storage"
 	"github.com/muster-io/muster/internal/cli/streamsgroups"
+	"github.com/muster-io/muster/internal/cli/transactions"
 )
 
 func main() {
@@ -36,8 +37,7 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(serveCommand(), consumergroups.NewCommand(), streamsgroups.NewCommand(), sharegroups.NewCommand(),
-		configs.NewCommand(),
-		acls.NewCommand(), storage.NewCommand())
+		configs.NewCommand(), acls.NewCommand(), storage.NewCommand(), transactions.NewCommand())
 	if err := root.Execute(); err != nil {
 		var ee *clikit.ExitError
 		if errors.As(err, &ee) {

@@ -56,6 +56,14 @@ type Options struct {
 	LoadOffsets int `json:"load_offsets"`
 	LoadMembers int `json:"load_members"`
 	LoadGroups  int `json:"load_groups"`
+	// TxnConns are the connection (transactional client) counts of txn-1 and txn-10.
+	TxnConns []int `json:"txn_connections"`
+	// IsolationBytes is the size of the transactional log fetch-isolation reads back.
+	IsolationBytes int64 `json:"isolation_bytes"`
+	// RecoverTxns is the open transactions txn-recover leaves behind before SIGKILL, opened
+	// over RecoverConns connections.
+	RecoverTxns  int `json:"recover_txns"`
+	RecoverConns int `json:"recover_conns"`
 	// ShareRecords are the records the share workloads consume (one 1-partition topic per
 	// case), ShareBatch the records a share consumer fetches at most per request, ShareConsumers
 	// the consumer counts, ShareMemoryRecords the records share-memory holds in flight.
@@ -79,6 +87,7 @@ func DefaultOptions() Options {
 		RecordBytes: 1024, ProduceBytes: 512 << 20, Producers: []int{1, 8}, Client: ClientRaw, Workloads: AllWorkloads,
 		StormMembers: []int{100, 1000, 3000}, StormPartitions: 10000, StormConns: 64, ClassicHeartbeat: 100 * time.Millisecond,
 		HBGroups: []int{1}, LoadOffsets: 1_000_000, LoadMembers: 100_000, LoadGroups: 10_000,
+		TxnConns: []int{1, 16}, IsolationBytes: 64 << 20, RecoverTxns: 10_000, RecoverConns: 64,
 		ShareRecords: 200_000, ShareBatch: 500, ShareConsumers: []int{1, 4, 16}, ShareMemoryRecords: 200_000}
 }
 
@@ -107,6 +116,18 @@ func (o *Options) fill() {
 	}
 	if len(o.Workloads) == 0 {
 		o.Workloads = d.Workloads
+	}
+	if len(o.TxnConns) == 0 {
+		o.TxnConns = d.TxnConns
+	}
+	if o.IsolationBytes <= 0 {
+		o.IsolationBytes = d.IsolationBytes
+	}
+	if o.RecoverTxns <= 0 {
+		o.RecoverTxns = d.RecoverTxns
+	}
+	if o.RecoverConns <= 0 {
+		o.RecoverConns = d.RecoverConns
 	}
 	if o.Client == "" {
 		o.Client = d.Client
@@ -373,6 +394,27 @@ func Run(ctx context.Context, o Options, targets []Target, now time.Time) (*Repo
 			}
 		}
 	}
+	if want(WTxn1) || want(WTxn10) {
+		for _, w := range []struct {
+			name  string
+			parts int
+		}{{WTxn1, 1}, {WTxn10, 10}} {
+			if !want(w.name) {
+				continue
+			}
+			for _, n := range o.TxnConns {
+				each(func(t Target) Result { return txnWorkload(ctx, &o, t, w.name, run, w.parts, n) })
+			}
+		}
+		rep.Notes = append(rep.Notes, "txn-1/txn-10: franz-go transactional clients running transaction version 1 against both brokers (TxnOffsetCommit capped at v4); muster verifies each transactional produce with its transaction coordinator (KIP-890 part 1) and writes the markers before EndTxn answers, durably.")
+	}
+	if want(WFetchCommitted) || want(WFetchUncommitted) {
+		for _, t := range targets {
+			for _, r := range fetchIsolation(ctx, &o, t, run) {
+				add(r)
+			}
+		}
+	}
 	if want(WShare) || want(WShareKgo) || want(WShareMemory) {
 		served := map[string]error{}
 		for _, t := range targets {
@@ -409,7 +451,19 @@ func Run(ctx context.Context, o Options, targets []Target, now time.Time) (*Repo
 			})
 		}
 	}
-	// Last: it restarts muster.
+	// Last: they restart muster.
+	if want(WTxnRecover) {
+		for _, t := range targets {
+			if ctx.Err() != nil {
+				break
+			}
+			if t.Name == "kfake" {
+				add(Result{Workload: WTxnRecover, Target: t.Name, Skipped: true, Note: "kfake keeps transactions in memory: nothing to recover"})
+				continue
+			}
+			add(txnRecover(ctx, &o, t, run, o.RecoverTxns))
+		}
+	}
 	if want(WShardLoad) {
 		for _, t := range targets {
 			if ctx.Err() != nil {

@@ -22,6 +22,7 @@ func smokeOptions(t *testing.T) Options {
 		RecordBytes: 512, ProduceBytes: 256 << 10, Producers: []int{1, 2}, FsyncDir: t.TempDir(),
 		StormMembers: []int{5}, StormPartitions: 100, StormConns: 2, HBGroups: []int{1, 2}, HBMembers: 6,
 		LoadOffsets: 1500, LoadMembers: 30, LoadGroups: 20,
+		TxnConns: []int{1, 2}, IsolationBytes: 256 << 10, RecoverTxns: 10, RecoverConns: 2,
 		ShareRecords: 3000, ShareBatch: 100, ShareConsumers: []int{1, 3}, ShareMemoryRecords: 2000}
 }
 
@@ -53,7 +54,7 @@ func TestSmokeAllWorkloads(t *testing.T) {
 			if r.Workload == WHeartbeat && r.Target == "muster" && !musterCGH {
 				continue // not served by this build: skipped with a note, as documented
 			}
-			if r.Workload == WShardLoad && r.Step == StepRestart {
+			if r.Workload == WShardLoad && r.Step == StepRestart || r.Workload == WTxnRecover {
 				continue // in-process broker: nothing to restart (TestProcesses covers it)
 			}
 			t.Errorf("%s on %s (conns %d) skipped: %s", r.Workload, r.Target, r.Conns, r.Note)
@@ -78,7 +79,8 @@ func TestSmokeAllWorkloads(t *testing.T) {
 		if r.UnitName != "" && r.Units <= 0 {
 			t.Errorf("%s on %s: no %s", r.Workload, r.Target, r.UnitName)
 		}
-		if r.Workload != WConsume && r.Workload != WClassicStorm && r.Workload != WShareKgo && (r.P50ms <= 0 || r.P99ms < r.P50ms || r.Maxms < r.P99ms) {
+		if r.Workload != WConsume && r.Workload != WClassicStorm && r.Workload != WShareKgo && r.Workload != WFetchCommitted && r.Workload != WFetchUncommitted &&
+			(r.P50ms <= 0 || r.P99ms < r.P50ms || r.Maxms < r.P99ms) {
 			t.Errorf("%s on %s: latency quantiles not ordered: p50 %v p99 %v max %v", r.Workload, r.Target, r.P50ms, r.P99ms, r.Maxms)
 		}
 		switch r.Workload {
@@ -116,11 +118,18 @@ func TestSmokeAllWorkloads(t *testing.T) {
 		if c.Workload == WHeartbeat && !musterCGH {
 			continue
 		}
+		if c.Workload == WTxnRecover {
+			continue
+		}
 		if c.Muster <= 0 || c.Kfake <= 0 || c.VsKfake <= 0 {
 			t.Errorf("comparison %s/%d incomplete: %+v", c.Workload, c.Conns, c)
 		}
+		if c.Workload == WTxnRecover {
+			continue // muster only
+		}
 		if c.Workload != WProduce && c.Workload != WConsume && c.Workload != WJoinStorm && c.Workload != WClassicStorm &&
-			c.Workload != WShare && c.Workload != WShareKgo && c.VsAPIVersions <= 0 {
+			c.Workload != WShare && c.Workload != WShareKgo && c.Workload != WFetchCommitted && c.Workload != WFetchUncommitted &&
+			!(c.Workload == WTxn1 || c.Workload == WTxn10) && c.VsAPIVersions <= 0 {
 			t.Errorf("comparison %s/%d has no ApiVersions ratio", c.Workload, c.Conns)
 		}
 	}

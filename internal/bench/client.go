@@ -24,11 +24,16 @@ type Target struct {
 }
 
 // versions pins the request versions both brokers are driven with: Kafka 4.4's, capped at
-// OffsetCommit v9 and OffsetFetch v9 (v10 addresses topics by id, which the workloads do not).
+// OffsetCommit v9 and OffsetFetch v9 (v10 addresses topics by id, which the workloads do not)
+// and TxnOffsetCommit v4 (v5 is transaction version 2, which muster does not serve: franz-go
+// then runs version 1 transactions against both brokers, like for like), AddPartitionsToTxn v3
+// (v4+ is for brokers).
 func versions() *kversion.Versions {
 	v := kversion.Stable()
 	v.SetMaxKeyVersion(8, 9)
 	v.SetMaxKeyVersion(9, 9)
+	v.SetMaxKeyVersion(24, 3)
+	v.SetMaxKeyVersion(28, 4)
 	return v
 }
 

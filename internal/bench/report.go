@@ -86,8 +86,10 @@ func compare(rs []Result) []Comparison {
 			switch k.w {
 			case WCommitN, WFetchAll:
 				return r.UnitsPerSec
-			case WProduce, WConsume:
+			case WProduce, WConsume, WFetchCommitted, WFetchUncommitted:
 				return r.UnitsPerSec / 1e6
+			case WTxnRecover:
+				return r.Seconds
 			case WShare, WShareKgo:
 				return r.UnitsPerSec
 			}
@@ -99,8 +101,12 @@ func compare(rs []Result) []Comparison {
 		switch k.w {
 		case WCommitN, WFetchAll:
 			c.Metric = "partition offsets/s"
-		case WProduce, WConsume:
+		case WProduce, WConsume, WFetchCommitted, WFetchUncommitted:
 			c.Metric = "MB/s"
+		case WTxn1, WTxn10:
+			c.Metric = "transactions/s"
+		case WTxnRecover:
+			c.Metric = "s from SIGKILL restart to ready"
 		case WShare, WShareKgo:
 			c.Metric = "records/s"
 		}

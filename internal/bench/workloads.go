@@ -33,7 +33,8 @@ const (
 )
 
 // AllWorkloads lists every workload in run order.
-var AllWorkloads = []string{WApiVersions, WCommit1, WCommitN, WFetchAll, WProduce, WConsume, WHeartbeat, WJoinStorm, WClassicStorm, WShare, WShareKgo, WShareMemory, WFsync, WPebble, WShardLoad}
+var AllWorkloads = []string{WApiVersions, WCommit1, WCommitN, WFetchAll, WProduce, WConsume, WHeartbeat, WJoinStorm, WClassicStorm,
+	WShare, WShareKgo, WShareMemory, WTxn1, WTxn10, WFetchUncommitted, WFetchCommitted, WFsync, WPebble, WTxnRecover, WShardLoad}
 
 // runSpec measures one closed-loop workload on one target: it opens conns connections, warms
 // each up with one successful request, then runs the timed loop.

@@ -29,6 +29,7 @@ import (
 	"github.com/muster-io/muster/internal/coordinator"
 	"github.com/muster-io/muster/internal/coordinator/api"
 	"github.com/muster-io/muster/internal/coordinator/engine"
+	"github.com/muster-io/muster/internal/coordinator/txnapi"
 	"github.com/muster-io/muster/internal/data"
 	"github.com/muster-io/muster/internal/security"
 	"github.com/muster-io/muster/internal/security/tlsconf"
@@ -66,7 +67,12 @@ type Broker struct {
 	reg     *prometheus.Registry
 	metrics *runtimeMetrics
 	td      *api.TopologyDescriptions // KIP-1331; nil = no plugin
-	walFS   *store.SyncCountingFS     // counts WAL fsyncs (muster_store_wal_syncs_total)
+
+	// The transaction coordinator (transactions.go).
+	txnRT      *txnapi.Runtime
+	txnSvc     *txnapi.Service
+	txnMetrics *txnMetrics
+	walFS      *store.SyncCountingFS // counts WAL fsyncs (muster_store_wal_syncs_total)
 
 	authz       security.Authorizer          // AllowAll without authorizer.class.name
 	std         *security.StandardAuthorizer // nil without authorizer.class.name
@@ -106,6 +112,7 @@ func Start(opts Options) (*Broker, error) {
 	b.walFS = store.NewSyncCountingFS(b.guard.FS(vfs.Default))
 	b.metrics = newRuntimeMetrics(b.guard)
 	b.secMetrics = newSecurityMetrics() // /metrics registers it, before the store opens
+	b.txnMetrics = newTxnMetrics()
 	if opts.HTTPListen != "" {
 		// Up before the store opens: Pebble flushes what its WAL holds before Open returns,
 		// which waits for space on a full disk; /readyz and /metrics say so meanwhile.
@@ -201,6 +208,9 @@ func Start(opts Options) (*Broker, error) {
 	b.svc.ShareLog = plane
 	plane.Subscribe(b.onTopicChange)
 	b.rt.Start()
+	if err := b.startTransactions(v); err != nil {
+		return fail(err)
+	}
 	if b.td != nil {
 		b.td.StartCleanup(b.svc, ccfg.Offsets.RetentionCheck)
 	}
@@ -304,6 +314,9 @@ func (b *Broker) Runtime() *api.Runtime { return b.rt }
 // Coordinator exposes the group coordinator's adapters (tests).
 func (b *Broker) Coordinator() *api.Service { return b.svc }
 
+// Transactions exposes the transaction coordinator's adapters (tests).
+func (b *Broker) Transactions() *txnapi.Service { return b.txnSvc }
+
 // Plane exposes the data plane (tests).
 func (b *Broker) Plane() *data.Plane { return b.plane }
 
@@ -314,9 +327,10 @@ func (b *Broker) Guard() *diskguard.Guard { return b.guard }
 // IncrementalAlterConfigs), which the group coordinator reads.
 func (b *Broker) GroupConfigs() config.GroupConfigs { return b.plane.GroupConfigs() }
 
-// WaitReady blocks until every shard is loaded or ctx ends.
+// WaitReady blocks until every shard (of the group and the transaction coordinators) is loaded
+// or ctx ends.
 func (b *Broker) WaitReady(ctx context.Context) error {
-	for !b.rt.Ready() {
+	for !b.rt.Ready() || !b.txnRT.Ready() {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -349,6 +363,7 @@ func (b *Broker) Close() error {
 			m.Close()
 		}
 		b.stopTopologyDescriptionCleanup()
+		b.closeTransactions()
 		if b.rt != nil {
 			b.rt.Close()
 		}

@@ -38,7 +38,7 @@ func (b *Broker) dataReq(r *server.Request) dataapi.Req {
 // their authorizing adapters over the Plane (dataapi), the ACL and SCRAM APIs to adminapi, group
 // keys to the coordinator adapters (api.Service.Handlers lists what they serve).
 func (b *Broker) registerHandlers() {
-	a := dataapi.Adapters{P: b.plane}
+	a := dataapi.Adapters{P: b.plane, Producers: producerIDs{b.txnSvc}}
 	adm := &adminapi.Handlers{Scram: b.creds}
 	if b.std != nil {
 		adm.ACLs = b.std
@@ -105,6 +105,9 @@ func (b *Broker) registerHandlers() {
 		44: func(ctx context.Context, r *server.Request) kmsg.Response {
 			return a.IncrementalAlterConfigs(ctx, b.dataReq(r), r.Body.(*kmsg.IncrementalAlterConfigsRequest))
 		},
+	}
+	for k, hd := range b.txnHandlers() {
+		h[k] = hd
 	}
 	coord := map[int16]server.Handler{}
 	for _, ch := range b.svc.Handlers() {

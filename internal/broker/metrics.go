@@ -219,6 +219,7 @@ func (b *Broker) startHTTP() error {
 	b.metrics.register(b.reg)
 	b.reg.MustRegister(groupCollector{b})
 	b.reg.MustRegister(topoDescCollector{b})
+	b.reg.MustRegister(txnCollector{b}, b.txnMetrics.markers)
 	b.reg.MustRegister(b.secMetrics.auth, b.secMetrics.denials)
 	b.reg.MustRegister(storageCollector{b.guard})
 	b.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "muster_store_wal_syncs_total",
@@ -241,6 +242,11 @@ func (b *Broker) startHTTP() error {
 		for i, s := range st {
 			if s != "active" {
 				notReady = append(notReady, fmt.Sprintf("shard %d %s", i, s))
+			}
+		}
+		for i, s := range b.txnRT.ShardStatus() {
+			if s != "active" {
+				notReady = append(notReady, fmt.Sprintf("transaction shard %d %s", i, s))
 			}
 		}
 		// A failed store is not ready (it serves reads only); one short of space is ready and

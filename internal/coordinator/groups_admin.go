@@ -117,7 +117,14 @@ func DeleteGroup(id string) func(st *State, c *Call[Ack]) {
 		for _, t := range st.Offsets.Topics(id) {
 			for _, p := range st.Offsets.Partitions(id, t) {
 				st.WriteOffsetTombstone(id, t, p)
+				st.deletePending(id, t, p)
 			}
+		}
+		// Partitions with only pending transactional offsets are tombstoned too (Kafka's
+		// deleteAllOffsets).
+		for _, tp := range st.TxnOffsets.Partitions(id) {
+			st.WriteOffsetTombstone(id, tp.Topic, tp.Partition)
+			st.deletePending(id, tp.Topic, tp.Partition)
 		}
 		g.WriteTombstones(st)
 		delete(st.Groups, id)

@@ -16,13 +16,16 @@ import (
 // (ConsumerGroup*Value.json, StreamsGroup*Value.json: value version 0, flexible encoding, tagged
 // fields written only when they differ from their defaults, as Kafka's generated writers do).
 // The KIP-1331 topology description epochs of the streams group metadata are Kafka trunk's tags
-// 2 and 3. A record that does not decode is an error (ErrCorruptRecord).
+// 2 and 3. A record that does not decode is an error (ErrCorruptRecord). Records private to
+// muster are ErrNotKafkaRecord, left out: share-partition state (Kafka keeps it in
+// __share_group_state) and pending transactional offsets (RecPendingTxnOffset; Kafka keeps them
+// as transactional OffsetCommit records before a marker).
 func KafkaRecord(key, value []byte) (kkey, kvalue []byte, err error) {
 	typ, err := RecordType(key)
 	if err != nil {
 		return nil, nil, err
 	}
-	if typ == RecSharePartitionState {
+	if typ == RecPendingTxnOffset || typ == RecSharePartitionState {
 		return nil, nil, ErrNotKafkaRecord
 	}
 	if value == nil {

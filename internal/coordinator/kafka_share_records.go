@@ -3,8 +3,8 @@ package coordinator
 import "errors"
 
 // ErrNotKafkaRecord marks a coordinator record that has no __consumer_offsets counterpart in
-// Kafka (muster's share-partition state, which Kafka keeps in __share_group_state): the readable
-// __consumer_offsets leaves it out.
+// Kafka (muster's share-partition state, which Kafka keeps in __share_group_state, and pending
+// transactional offsets): the readable __consumer_offsets leaves it out.
 var ErrNotKafkaRecord = errors.New("coordinator: not a __consumer_offsets record")
 
 // Share group records (KIP-932) in Kafka's layouts (ShareGroup*Value.json, value version 0,

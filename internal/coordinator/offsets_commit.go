@@ -59,6 +59,8 @@ func OffsetCommit(req *kmsg.OffsetCommitRequest) func(st *State, c *Call[*kmsg.O
 					Offset: p.Offset, LeaderEpoch: p.LeaderEpoch, Metadata: md,
 					CommitMs: now, ExpireMs: expire,
 				})
+				// A plain commit after a transactional one wins (Kafka: the later record).
+				st.supersedePending(req.Group, t.Topic, p.Partition, -1)
 				st.Metrics.OffsetCommits++
 			}
 		}

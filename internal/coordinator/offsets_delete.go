@@ -37,10 +37,14 @@ func OffsetDelete(req *kmsg.OffsetDeleteRequest) func(st *State, c *Call[*kmsg.O
 			for _, p := range t.Partitions {
 				rp := kmsg.NewOffsetDeleteResponseTopicPartition()
 				rp.Partition = p.Partition
+				_, committed := st.Offsets.Get(req.Group, t.Topic, p.Partition)
 				if subscribed {
 					rp.ErrorCode = kerr.GroupSubscribedToTopic.Code
-				} else if _, ok := st.Offsets.Get(req.Group, t.Topic, p.Partition); ok {
+				} else if committed || st.TxnOffsets.HasPartition(req.Group, t.Topic, p.Partition) {
+					// A committed or pending offset: the tombstone removes the partition
+					// from every open transaction too (KAFKA-14505).
 					st.WriteOffsetTombstone(req.Group, t.Topic, p.Partition)
+					st.deletePending(req.Group, t.Topic, p.Partition)
 					st.Metrics.OffsetDeletions++
 				}
 				rt.Partitions = append(rt.Partitions, rp)

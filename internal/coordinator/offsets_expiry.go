@@ -1,5 +1,7 @@
 package coordinator
 
+import "sort"
+
 const expiryTimerKey = "GROUP_EXPIRATION"
 
 // ExpiryVeto lets a group type keep an Empty group whose offsets are all gone (KIP-1331: a
@@ -35,7 +37,8 @@ func ExpireOffsets(st *State) int {
 			if topic != last {
 				subscribed, last = g.IsSubscribedToTopic(topic), topic
 			}
-			if !subscribed && offsetExpired(st, g, v) {
+			if !subscribed && !st.TxnOffsets.HasPartition(id, topic, v.Partition) && offsetExpired(st, g, v) {
+				// (never expired while a transaction holds pending offsets for it)
 				due = append(due, topicPartition{topic, v.Partition})
 			}
 			return true
@@ -45,7 +48,7 @@ func ExpireOffsets(st *State) int {
 			expired++
 			st.Metrics.OffsetExpirations++
 		}
-		if !st.Offsets.HasOffsets(id) && g.IsEmpty() {
+		if !st.hasAnyOffsets(id) && g.IsEmpty() {
 			if veto, ok := g.(ExpiryVeto); ok && veto.KeepOnExpiry(st) {
 				continue
 			}
@@ -72,7 +75,8 @@ func offsetExpired(st *State, g Group, v *OffsetValue) bool {
 	return st.Now.Sub(base) >= st.Cfg.Offsets.Retention
 }
 
-// DeleteTopicOffsets tombstones every committed offset of the named topics (topic deletion).
+// DeleteTopicOffsets tombstones every committed and pending transactional offset of the named
+// topics (topic deletion).
 func DeleteTopicOffsets(topics []string) func(st *State, c *Call[Ack]) {
 	return func(st *State, c *Call[Ack]) {
 		set := map[string]bool{}
@@ -86,7 +90,28 @@ func DeleteTopicOffsets(topics []string) func(st *State, c *Call[Ack]) {
 				}
 				for _, p := range st.Offsets.Partitions(id, t) {
 					st.WriteOffsetTombstone(id, t, p)
+					st.deletePending(id, t, p)
 				}
+			}
+		}
+		for _, pid := range st.TxnOffsets.ProducerIDs() {
+			keys := make([]txnOffsetKey, 0)
+			for k := range st.TxnOffsets.byProducer[pid] {
+				if set[k.topic] {
+					keys = append(keys, k)
+				}
+			}
+			sort.Slice(keys, func(i, j int) bool {
+				if keys[i].group != keys[j].group {
+					return keys[i].group < keys[j].group
+				}
+				if keys[i].topic != keys[j].topic {
+					return keys[i].topic < keys[j].topic
+				}
+				return keys[i].partition < keys[j].partition
+			})
+			for _, k := range keys {
+				st.writePendingTombstone(k, pid)
 			}
 		}
 		c.Reply(st, Ack{})

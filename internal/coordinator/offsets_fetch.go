@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -12,6 +13,9 @@ type FetchGroup struct {
 	MemberID    *string
 	MemberEpoch int32
 	Topics      []kmsg.OffsetFetchRequestGroupTopic // nil = all
+	// RequireStable (v7+, KIP-447): a partition with pending transactional offsets answers
+	// UNSTABLE_OFFSET_COMMIT instead of its committed offset.
+	RequireStable bool
 }
 
 // MemberBound reports whether the fetch names a member (v9+): the group validates it, so it
@@ -20,8 +24,9 @@ func (fg *FetchGroup) MemberBound() bool { return fg.MemberID != nil || fg.Membe
 
 // FetchOffsets reads committed offsets of one group on its shard (Kafka's
 // OffsetMetadataManager.fetchOffsets and fetchAllOffsets): v9 member validation when a member
-// id or epoch ≥ 0 is given, then FetchOffsetsFrom the current version. It returns the v8+ group
-// shape.
+// id or epoch ≥ 0 is given, then FetchOffsetsFrom the current version; with RequireStable,
+// UNSTABLE_OFFSET_COMMIT (offset -1) per partition with pending transactional offsets. It
+// returns the v8+ group shape.
 func FetchOffsets(fg FetchGroup) func(st *State, c *Call[*kmsg.OffsetFetchResponseGroup]) {
 	return func(st *State, c *Call[*kmsg.OffsetFetchResponseGroup]) {
 		if g, ok := st.Groups[fg.Group]; ok && fg.MemberBound() {
@@ -38,7 +43,20 @@ func FetchOffsets(fg FetchGroup) func(st *State, c *Call[*kmsg.OffsetFetchRespon
 			}
 		}
 		// The response is encoded after the shard moved on: it points into a frozen version.
-		c.Reply(st, FetchOffsetsFrom(st.Offsets.Freeze(), fg))
+		out := FetchOffsetsFrom(st.Offsets.Freeze(), fg)
+		if fg.RequireStable && st.TxnOffsets.HasGroup(fg.Group) {
+			for i := range out.Topics {
+				t := &out.Topics[i]
+				for j := range t.Partitions {
+					p := &t.Partitions[j]
+					if st.TxnOffsets.HasPartition(fg.Group, t.Topic, p.Partition) {
+						p.ErrorCode = kerr.UnstableOffsetCommit.Code
+						p.Offset, p.LeaderEpoch, p.Metadata = -1, -1, &noMetadata
+					}
+				}
+			}
+		}
+		c.Reply(st, out)
 	}
 }
 

@@ -79,6 +79,8 @@ func (st *State) replay(r Record) error {
 		return replayStreams(st, k, v, 1, replayStreamsCurrentMember)
 	case RecStreamsGroupTopology:
 		return replayStreams(st, k, v, 0, replayStreamsTopology)
+	case RecPendingTxnOffset:
+		return replayPendingOffset(st, k, v)
 	case RecShareGroupMetadata:
 		return replayShare(st, k, v, 0, replayShareMetadata)
 	case RecShareGroupMemberMetadata:

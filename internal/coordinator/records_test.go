@@ -59,3 +59,26 @@ func TestCorruptRecordsAreErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestPendingTxnOffsetRecordGoldenBytes(t *testing.T) {
+	k := txnOffsetKey{group: "g", topic: "t", partition: 3}
+	if got, want := hex.EncodeToString(pendingOffsetKey(k, 9)), "03e8"+"0001"+"67"+"0000000000000009"+"0001"+"74"+"00000003"; got != want {
+		t.Fatalf("pending key = %s, want %s", got, want)
+	}
+	v := pendingOffsetValue(&PendingOffset{OffsetValue: OffsetValue{Offset: 42, LeaderEpoch: 7, Metadata: "m", CommitMs: 1000},
+		ProducerEpoch: 2, Seq: 5, Superseded: true})
+	want := "0000" + "000000000000002a" + "00000007" + "0001" + "6d" + "00000000000003e8" + "0002" + "0000000000000005" + "01"
+	if got := hex.EncodeToString(v); got != want {
+		t.Fatalf("pending value = %s, want %s", got, want)
+	}
+	st := NewState(0, testConfig(), nil, &testIDs{})
+	for _, r := range []Record{
+		{Key: pendingOffsetKey(k, 9)[:9], Value: v},
+		{Key: pendingOffsetKey(k, 9), Value: v[:20]},
+		{Key: pendingOffsetKey(k, 9), Value: append([]byte{0, 1}, v[2:]...)},
+	} {
+		if err := st.Replay(r); err == nil {
+			t.Errorf("replay(%x, %x) = nil, want error", r.Key, r.Value)
+		}
+	}
+}

@@ -81,8 +81,10 @@ type State struct {
 	Log     *slog.Logger
 	Groups  map[string]Group
 	Offsets *Offsets
-	Timers  *Timers
-	Metrics *ShardMetrics
+	// TxnOffsets are the pending transactional offsets (offsets_txn.go).
+	TxnOffsets *TxnOffsets
+	Timers     *Timers
+	Metrics    *ShardMetrics
 	// Image is the newest topic metadata the driver handed in (nil: no topics are known, and
 	// topic checks are skipped).
 	Image *metadata.Image
@@ -102,14 +104,15 @@ func NewState(shard int32, cfg *Config, log *slog.Logger, ids IDSource) *State {
 		log = slog.Default()
 	}
 	return &State{
-		Shard:   shard,
-		Cfg:     cfg,
-		Log:     log.With("shard", shard),
-		Groups:  map[string]Group{},
-		Offsets: newOffsets(),
-		Timers:  newTimers(),
-		Metrics: &ShardMetrics{},
-		IDs:     ids,
+		Shard:      shard,
+		Cfg:        cfg,
+		Log:        log.With("shard", shard),
+		Groups:     map[string]Group{},
+		Offsets:    newOffsets(),
+		TxnOffsets: newTxnOffsets(),
+		Timers:     newTimers(),
+		Metrics:    &ShardMetrics{},
+		IDs:        ids,
 	}
 }
 
@@ -162,12 +165,13 @@ func (st *State) Write(rec Record) {
 	st.out.Records = append(st.out.Records, rec)
 }
 
-// removeGroup drops a group none of whose own records is left. Committed offsets that remain
-// keep a simple classic group in its place, as a load replaying them builds one (Kafka's
-// OffsetMetadataManager.replay), so the live shard and a reloaded one agree.
+// removeGroup drops a group none of whose own records is left. Committed or pending
+// transactional offsets that remain keep a simple classic group in its place, as a load
+// replaying them builds one (Kafka's OffsetMetadataManager.replay), so the live shard and a
+// reloaded one agree.
 func (st *State) removeGroup(id string) {
 	delete(st.Groups, id)
-	if st.Offsets.HasOffsets(id) {
+	if st.hasAnyOffsets(id) {
 		st.Groups[id] = newSimpleClassicGroup(id)
 	}
 }

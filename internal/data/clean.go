@@ -70,6 +70,57 @@ type cleanJob struct {
 	// producers maps each producer with state in the partition to the last offset of its last
 	// batch: that batch is kept (possibly emptied) so its sequence survives.
 	producers map[int64]int64
+	// aborted are the partition's aborted transactions: their batches are removed, and the
+	// cleaning round tracks which transactions still have batches (Kafka's
+	// CleanedTransactionMetadata) to know when a marker may go.
+	aborted []abortedTxn
+	txn     cleanedTxns
+}
+
+// cleanedTxns is the transaction state of one cleaning pass over the log, in offset order
+// (Kafka's CleanedTransactionMetadata): the producers whose current committed or aborted
+// transaction had a batch since its start. A marker whose transaction has no batch left may
+// go once its delete horizon passed.
+type cleanedTxns struct {
+	committed map[int64]bool
+	aborted   map[int64]bool
+}
+
+// onBatch records a transactional data batch and reports whether it is aborted.
+func (c *cleanedTxns) onBatch(j *cleanJob, h batchHeader) bool {
+	if h.Attributes&attrTransactional == 0 || h.ProducerID < 0 {
+		return false
+	}
+	if c.committed == nil {
+		c.committed, c.aborted = map[int64]bool{}, map[int64]bool{}
+	}
+	if abortedContains(j.aborted, h.ProducerID, h.BaseOffset) {
+		c.aborted[h.ProducerID] = true
+		return true
+	}
+	c.committed[h.ProducerID] = true
+	return false
+}
+
+// onMarker records a control batch and reports whether it may be discarded: its transaction
+// left no batch in the log (an empty control batch was cleaned already).
+func (c *cleanedTxns) onMarker(v []byte, h batchHeader) bool {
+	typ, ok := markerType(v, h)
+	if !ok {
+		return true
+	}
+	var seen bool
+	switch typ {
+	case 0: // ABORT
+		seen = c.aborted[h.ProducerID]
+		delete(c.aborted, h.ProducerID)
+	case 1: // COMMIT
+		seen = c.committed[h.ProducerID]
+		delete(c.committed, h.ProducerID)
+	default:
+		return false
+	}
+	return !seen
 }
 
 // cleanPartition compacts j's log with Kafka's Cleaner rules: build the key → offset map over
@@ -121,7 +172,8 @@ func (p *Plane) buildOffsetMap(j *cleanJob, om *offsetMap) error {
 		full := false
 		var ferr error
 		err := p.scanRange(j.t.id, j.part.index, segs[i].base, segEnd, func(v []byte, h batchHeader) bool {
-			if h.Attributes&attrControl == 0 {
+			aborted := h.Attributes&attrTransactional != 0 && h.ProducerID >= 0 && abortedContains(j.aborted, h.ProducerID, h.BaseOffset)
+			if h.Attributes&attrControl == 0 && !aborted { // aborted records never enter the map
 				recs, err := decompress(h.Attributes&attrCompressionMask, v[batchHeaderSize:h.size()], maxDecompressedBatch)
 				if err != nil {
 					ferr = fmt.Errorf("batch at offset %d: %w", h.BaseOffset, err)
@@ -319,10 +371,6 @@ func (p *Plane) commitClean(j *cleanJob, b *pebble.Batch, opts *pebble.WriteOpti
 // MemoryRecords.filterTo). It returns v itself when the batch stays unchanged, a rewritten or
 // empty batch, or nil when the batch goes.
 func cleanBatch(j *cleanJob, v []byte, h batchHeader, om *offsetMap, nowMs int64, st *cleanStats) ([]byte, error) {
-	if h.Attributes&attrControl != 0 {
-		// muster accepts no transactional produce, so no markers exist; keep any as they are.
-		return v, nil
-	}
 	horizonSet := h.Attributes&attrDeleteHorizon != 0
 	retainEmpty := false
 	if h.ProducerID >= 0 {
@@ -332,6 +380,17 @@ func cleanBatch(j *cleanJob, v []byte, h batchHeader, om *offsetMap, nowMs int64
 	}
 	if h.lastOffset()+1 == j.firstUncleanable {
 		retainEmpty = true // the round's last batch keeps the log's end
+	}
+	if h.Attributes&attrControl != 0 {
+		return cleanMarker(j, v, h, om, nowMs, retainEmpty)
+	}
+	if j.txn.onBatch(j, h) {
+		// An aborted transaction's batch: its records go (Kafka discards the batch's records).
+		st.recordsRead += int64(h.NumRecords)
+		if retainEmpty {
+			return emptyBatch(h), nil
+		}
+		return nil, nil
 	}
 	section := v[batchHeaderSize:h.size()]
 	codec := h.Attributes & attrCompressionMask
@@ -384,4 +443,36 @@ func cleanBatch(j *cleanJob, v []byte, h batchHeader, om *offsetMap, nowMs int64
 		horizon = h.FirstTimestamp
 	}
 	return rebuildBatch(h, kept, horizon, codec == codecSnappy && isXerial(section))
+}
+
+// cleanMarker applies Kafka's rules to a transaction marker (LogCleaner.cleanInto's
+// checkBatchRetention): a marker whose transaction still has batches in the log stays; one
+// whose transaction left none is stamped with a delete horizon (now + delete.retention.ms) the
+// first time, and removed once the horizon passed, unless it must stay as the round's last batch.
+// Markers past the mapped range are not cleanable yet.
+func cleanMarker(j *cleanJob, v []byte, h batchHeader, om *offsetMap, nowMs int64, retainEmpty bool) ([]byte, error) {
+	discardable := j.txn.onMarker(v, h)
+	if !discardable || h.BaseOffset > om.latest {
+		return v, nil
+	}
+	if h.Attributes&attrDeleteHorizon != 0 {
+		if nowMs < h.FirstTimestamp {
+			return v, nil
+		}
+		if retainEmpty {
+			return emptyBatch(h), nil
+		}
+		return nil, nil
+	}
+	var kept []keptRecord
+	if h.NumRecords > 0 {
+		err := readRecords(v[batchHeaderSize:h.size()], h.NumRecords, func(r *rawRecord) bool {
+			kept = append(kept, keptRecord{r: *r, ts: h.FirstTimestamp + r.tsDelta})
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return rebuildBatch(h, kept, nowMs+j.lc.deleteRetentionMs, false)
 }

@@ -187,7 +187,10 @@ func planClean(t *topic, part *partition, lc *logConfig, nowMs, floor int64) *cl
 	part.mu.Lock()
 	j := &cleanJob{t: t, part: part, lc: lc, logStart: part.logStart,
 		segs: append([]segment(nil), part.segs...), producers: map[int64]int64{}}
-	firstDirty, hw := part.firstDirty, part.hw
+	// Cleaning stops at the last stable offset (Kafka's firstUncleanableDirtyOffset counts
+	// the first unstable offset): an open transaction may still be aborted.
+	firstDirty, hw := part.firstDirty, part.lsoLocked()
+	j.aborted = append([]abortedTxn(nil), part.aborted...)
 	for pid, ps := range part.producers {
 		if n := len(ps.batches); n > 0 {
 			b := ps.batches[n-1]

@@ -30,6 +30,13 @@
 //	'd' 'b' resource                               → dynamic broker configs (JSON) of this
 //	                                                  broker (node id) or the cluster ("")
 //	'd' 'g' group                                  → dynamic group configs (JSON)
+//	'd' 'o' topicID(16) partition(4) pid(8)        → a producer's open transaction: first
+//	                                                  offset (8), epoch (2) (txn.go)
+//	'd' 'a' topicID(16) partition(4) last(8) pid(8) → an aborted transaction: first offset (8);
+//	                                                  last is its ABORT marker's offset
+//	'd' 'e' topicID(16) partition(4) pid(8)        → the producer's last transaction marker:
+//	                                                  epoch (2), coordinator epoch (4), kind
+//	                                                  (1), time (8)
 //
 // The high watermark is not stored: on Open it is the end of the last batch of
 // each partition (or the log start offset when the log is empty). Producer

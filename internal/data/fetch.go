@@ -10,7 +10,9 @@ import (
 )
 
 // Fetch returns whole stored batches from each partition's FetchOffset
-// (starting with the batch containing it) up to the high watermark.
+// (starting with the batch containing it) up to the high watermark, or for
+// IsolationLevel 1 (read_committed) up to the last stable offset with the
+// aborted transactions of the returned range (txn.go).
 //
 // Sizes follow KIP-74: PartitionMaxBytes bounds each partition and MaxBytes
 // (v3+) the response, but the first batch of the first partition with data is
@@ -73,6 +75,7 @@ func (p *Plane) fetchOnce(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) (tot
 		maxBytes = int(^uint(0) >> 1)
 	}
 	byID := req.Version >= 13
+	readCommitted := req.IsolationLevel == 1
 	first := true // KIP-74: the first batch of the first non-empty partition is always returned
 	for _, rt := range req.Topics {
 		st := kmsg.NewFetchResponseTopic()
@@ -105,20 +108,28 @@ func (p *Plane) fetchOnce(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) (tot
 			}
 			part := parts[rp.Partition]
 			read = append(read, part)
-			logStart, hw := part.offsets()
-			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, hw, logStart
+			logStart, hw, lso := part.stableOffsets()
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, lso, logStart
 			if rp.FetchOffset < logStart || rp.FetchOffset > hw {
 				sp.ErrorCode = kerr.OffsetOutOfRange.Code
 				hasErr = true
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}
+			// read_committed (KIP-98) reads up to the last stable offset and reports the
+			// aborted transactions of what it returns; read_uncommitted reads up to the high
+			// watermark, aborted records included, and reports none (null).
+			upper := hw
+			if readCommitted {
+				upper = lso
+				sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+			}
 			limit := min(int(rp.PartitionMaxBytes), maxBytes-total)
 			if limit < 0 {
 				limit = 0
 			}
-			if rp.FetchOffset < hw && (limit > 0 || first) {
-				recs, err := p.readBatches(t.id, part.index, rp.FetchOffset, hw, limit, first)
+			if rp.FetchOffset < upper && (limit > 0 || first) {
+				recs, end, err := p.readBatches(t.id, part.index, rp.FetchOffset, upper, limit, first)
 				if err != nil {
 					p.log.Error("fetch read", "topic", t.name, "partition", part.index, "err", err)
 					sp.ErrorCode = kerr.KafkaStorageError.Code
@@ -127,6 +138,9 @@ func (p *Plane) fetchOnce(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) (tot
 					sp.RecordBatches = recs
 					total += len(recs)
 					first = false
+					if readCommitted {
+						sp.AbortedTransactions = part.abortedIn(rp.FetchOffset, end)
+					}
 				}
 			}
 			st.Partitions = append(st.Partitions, sp)
@@ -138,12 +152,13 @@ func (p *Plane) fetchOnce(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) (tot
 
 // readBatches returns the stored batches of one partition from the batch
 // containing offset up to (not including) hw, at most limit bytes unless
-// atLeastOne and the first batch alone exceeds it.
-func (p *Plane) readBatches(id [16]byte, index int32, offset, hw int64, limit int, atLeastOne bool) ([]byte, error) {
+// atLeastOne and the first batch alone exceeds it, and one past the last
+// offset returned.
+func (p *Plane) readBatches(id [16]byte, index int32, offset, hw int64, limit int, atLeastOne bool) ([]byte, int64, error) {
 	prefix := partPrefix(kindLog, id, index)
 	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: logKey(id, index, hw)})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer it.Close()
 	// The batch containing offset starts at or before it; otherwise (a gap
@@ -157,12 +172,16 @@ func (p *Plane) readBatches(id [16]byte, index int32, offset, hw int64, limit in
 		ok = it.SeekGE(logKey(id, index, offset))
 	}
 	var out []byte
+	end := offset
 	for ; ok; ok = it.Next() {
 		v := it.Value()
 		if len(out)+len(v) > limit && !(atLeastOne && len(out) == 0) {
 			break
 		}
 		out = append(out, v...)
+		if h, hok := readBatchHeader(v); hok {
+			end = h.lastOffset() + 1
+		}
 	}
-	return out, it.Error()
+	return out, end, it.Error()
 }

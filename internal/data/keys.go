@@ -15,6 +15,10 @@ const (
 	kindCleanerCheckpoint = 'c' // topicID partition → first dirty offset (8)
 	kindBrokerConfig      = 'b' // resource name ("" = cluster default) → dynamic broker configs (JSON)
 	kindGroupConfig       = 'g' // group id → group configs (JSON)
+
+	kindOpenTxn       = 'o' // topicID partition pid → the producer's open transaction (txn.go)
+	kindAbortedTxn    = 'a' // topicID partition lastOffset pid → an aborted transaction (txn.go)
+	kindProducerEpoch = 'e' // topicID partition pid → the producer's last transaction marker (txn.go)
 )
 
 func topicKey(name string) []byte {
@@ -50,6 +54,19 @@ func producerBatchKey(id [16]byte, partition int32, pid, base int64) []byte {
 	k := partPrefix(kindProducerBatch, id, partition)
 	k = binary.BigEndian.AppendUint64(k, uint64(pid))
 	return binary.BigEndian.AppendUint64(k, uint64(base))
+}
+
+func openTxnKey(id [16]byte, partition int32, pid int64) []byte {
+	return binary.BigEndian.AppendUint64(partPrefix(kindOpenTxn, id, partition), uint64(pid))
+}
+
+func abortedTxnKey(id [16]byte, partition int32, lastOffset, pid int64) []byte {
+	k := binary.BigEndian.AppendUint64(partPrefix(kindAbortedTxn, id, partition), uint64(lastOffset))
+	return binary.BigEndian.AppendUint64(k, uint64(pid))
+}
+
+func producerEpochKey(id [16]byte, partition int32, pid int64) []byte {
+	return binary.BigEndian.AppendUint64(partPrefix(kindProducerEpoch, id, partition), uint64(pid))
 }
 
 func nextPIDKey() []byte { return []byte{keyPrefix, kindNextPID} }

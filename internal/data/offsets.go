@@ -43,8 +43,8 @@ func timestampUnsupported(ts int64, version int16) bool {
 }
 
 // ListOffsets answers per partition: earliest (-2, and earliest-local -4) →
-// log start offset; latest (-1) → high watermark (also for read_committed:
-// no transactions, so LSO = HW); max-timestamp (-3) → the first record with
+// log start offset; latest (-1) → high watermark (the last stable offset for
+// read_committed, whose answers all stop there); max-timestamp (-3) → the first record with
 // the largest timestamp; latest-tiered (-5) and earliest-pending-upload (-6)
 // → offset -1 (no tiered storage: Kafka's UnifiedLog answers so for a topic
 // without remote storage); a timestamp ≥ 0 → the first record at or after the
@@ -86,7 +86,7 @@ func (p *Plane) ListOffsets(ctx context.Context, req *kmsg.ListOffsetsRequest) *
 			case req.Version >= 4 && rp.CurrentLeaderEpoch > 0:
 				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
 			default:
-				off, ts, err := p.listOffset(t, parts[rp.Partition], rp.Timestamp)
+				off, ts, err := p.listOffset(t, parts[rp.Partition], rp.Timestamp, req.Version >= 2 && req.IsolationLevel == 1)
 				if err != nil {
 					p.log.Error("list offsets", "topic", t.name, "err", err)
 					sp.ErrorCode = kerr.KafkaStorageError.Code
@@ -104,8 +104,15 @@ func (p *Plane) ListOffsets(ctx context.Context, req *kmsg.ListOffsetsRequest) *
 	return resp
 }
 
-func (p *Plane) listOffset(t *topic, part *partition, ts int64) (offset, timestamp int64, err error) {
-	logStart, hw := part.offsets()
+// listOffset answers one partition. read_committed (isolation level 1) bounds every answer by
+// the last stable offset instead of the high watermark, as Kafka's
+// ReplicaManager.fetchOffsetForTimestamp does: latest is the LSO, and a record found at or past
+// it is not found.
+func (p *Plane) listOffset(t *topic, part *partition, ts int64, readCommitted bool) (offset, timestamp int64, err error) {
+	logStart, hw, lso := part.stableOffsets()
+	if readCommitted {
+		hw = lso
+	}
 	switch ts {
 	case tsLatest:
 		return hw, -1, nil

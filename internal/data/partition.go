@@ -27,6 +27,13 @@ type partition struct {
 	// the log was never cleaned.
 	firstDirty int64
 
+	// Transactions (txn.go): each producer's open transaction in this partition, the first
+	// offset of the earliest one (-1: none; the last stable offset stops there), and the
+	// aborted transactions whose markers are durable, ordered by marker offset.
+	openTxns      map[int64]*openTxn
+	firstUnstable int64
+	aborted       []abortedTxn
+
 	// logMu serializes the rewrites of stored batches below the high
 	// watermark: DeleteRecords, retention and the log cleaner's commits.
 	// Appends never touch those keys and do not take it. Lock order: logMu
@@ -54,6 +61,9 @@ func newPartition(id [16]byte, index int32, nowMs int64) *partition {
 		waiters:    make(map[chan struct{}]struct{}),
 		segs:       []segment{newActiveSegment(0, nowMs)},
 		firstDirty: -1,
+
+		openTxns:      make(map[int64]*openTxn),
+		firstUnstable: -1,
 	}
 }
 

@@ -46,6 +46,10 @@ type Plane struct {
 
 	cleaner *cleaner
 
+	// verifier is the transaction coordinator's partition verification (txn_produce.go); nil:
+	// transactional batches are not verified.
+	verifier TxnVerifier
+
 	closeOnce     sync.Once
 	closing       chan struct{} // closed by Close: stops the background loops
 	retentionDone chan struct{} // closed when the retention loop returned
@@ -173,6 +177,9 @@ func (p *Plane) load() error {
 		return fmt.Errorf("data: load topics: %w", err)
 	}
 	if err := p.loadProducers(); err != nil {
+		return err
+	}
+	if err := p.loadTxnState(); err != nil {
 		return err
 	}
 	v, closer, err := p.db.Get(nextPIDKey())

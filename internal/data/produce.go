@@ -28,14 +28,16 @@ import (
 // (a duplicate answers NONE with the original base offset). Acks other than
 // -1, 0, 1 → INVALID_REQUIRED_ACKS. An internal topic (__consumer_offsets) is
 // written by its coordinator only: INVALID_TOPIC_EXCEPTION (Kafka's
-// ReplicaManager.appendToLocalLog). Transactional produce is not supported
-// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED). While the disk is short of space or
+// ReplicaManager.appendToLocalLog). Transactional batches follow
+// txn_produce.go (the request needs a transactional id, the partition must be
+// in the producer's ongoing transaction). While the disk is short of space or
 // the store failed (diskguard), every partition answers KAFKA_STORAGE_ERROR, a
 // retriable error, with the reason in ErrorMessage (v8+), and nothing is
 // written. acks=0 returns nil: no response.
 func (p *Plane) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	byID := req.Version >= 13
+	txn, reqErr := p.verifyTransactional(ctx, req)
 	var wg, ordered sync.WaitGroup
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
@@ -48,8 +50,8 @@ func (p *Plane) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.Pro
 		switch {
 		case req.Acks != -1 && req.Acks != 0 && req.Acks != 1:
 			terr = kerr.InvalidRequiredAcks
-		case req.TransactionID != nil:
-			terr = kerr.TransactionalIDAuthorizationFailed
+		case reqErr != nil:
+			terr = reqErr
 		case byID:
 			if t, parts = p.lookupID(rt.TopicID); t == nil {
 				terr = kerr.UnknownTopicID
@@ -83,11 +85,16 @@ func (p *Plane) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.Pro
 				sp.ErrorMessage = &msg
 				continue
 			}
+			ta := txn.lookup(t, rp.Partition)
+			if ta != nil && ta.err != nil {
+				sp.ErrorCode = ta.err.Code
+				continue
+			}
 			wg.Add(1)
 			ordered.Add(1)
 			go func(t *topic, part *partition, records []byte) {
 				defer wg.Done()
-				p.appendOne(t, part, records, req.Acks != 0, sp, ordered.Done)
+				p.appendOne(t, part, records, req.Acks != 0, ta, sp, ordered.Done)
 			}(t, parts[rp.Partition], rp.Records)
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -113,10 +120,10 @@ func WithSequenced(ctx context.Context, fn func()) context.Context {
 
 type sequencedKey struct{}
 
-// appendOne validates and appends one batch to part, filling sp; ordered is called once the
-// batch has its offsets and its place in the WAL (or will not be appended), before the wait for
-// its WAL sync (acks=all).
-func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, sp *kmsg.ProduceResponseTopicPartition, ordered func()) {
+// appendOne validates and appends one batch to part, filling sp. ta is the verification of a
+// transactional batch (nil for any other). ordered is called once the batch has its offsets and
+// its place in the WAL (or will not be appended), before the wait for its WAL sync (acks=all).
+func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, ta *txnAppend, sp *kmsg.ProduceResponseTopicPartition, ordered func()) {
 	orderedOnce := false
 	begun := func() {
 		if !orderedOnce {
@@ -135,8 +142,15 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 		sp.ErrorCode = kerr.MessageTooLarge.Code
 		return
 	}
-	if h.Attributes&attrTransactional != 0 {
-		sp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+	transactional := h.Attributes&attrTransactional != 0
+	if transactional && (ta == nil || h.ProducerID < 0) {
+		// A transactional batch without a producer id, or one the verification did not see
+		// (its topic did not exist when the request arrived, so it was never added).
+		if h.ProducerID < 0 {
+			sp.ErrorCode = kerr.InvalidRecord.Code
+		} else {
+			sp.ErrorCode = kerr.InvalidTxnState.Code
+		}
 		return
 	}
 	if lc.compact {
@@ -159,6 +173,11 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 	var ps *producerState
 	if idempotent {
 		ps = part.producers[h.ProducerID]
+		if code := checkTxnAppend(part, ps, h, transactional, ta); code != nil {
+			part.mu.Unlock()
+			sp.ErrorCode = code.Code
+			return
+		}
 		dup, serr := ps.check(h)
 		if serr != nil {
 			part.mu.Unlock()
@@ -192,11 +211,12 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 	var forgotten []int64
 	if idempotent {
 		if ps == nil {
-			ps = &producerState{epoch: h.ProducerEpoch}
+			ps = newProducerState(h.ProducerEpoch)
 			part.producers[h.ProducerID] = ps
 		}
 		forgotten = ps.record(h, base, pa, now)
 	}
+	opened := transactional && part.beginTxn(h.ProducerID, h.ProducerEpoch, base)
 	expired := part.expireProducers(now, p.producerIDExpiration().Milliseconds())
 	logStart := part.logStart
 	part.mu.Unlock()
@@ -231,6 +251,9 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 	for _, k := range expired {
 		_ = b.Delete(k, nil)
 	}
+	if opened {
+		_ = b.Set(openTxnKey(t.id, part.index, h.ProducerID), encodeOpenTxn(base, h.ProducerEpoch), nil)
+	}
 	var err error
 	if !sync {
 		err = p.commit(diskguard.Produce, func() error { return b.Commit(pebble.NoSync) })
@@ -256,6 +279,9 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 			}
 		}
 		part.mu.Unlock()
+	}
+	if err != nil && opened {
+		part.abandonTxn(h.ProducerID, base)
 	}
 	// A refused commit wrote nothing: its offsets stay assigned (a gap, as
 	// after compaction). A commit that failed inside the store may be visible

@@ -26,11 +26,33 @@ type producerBatch struct {
 	pending           *pendingAppend // nil when known durable
 }
 
-// producerState is an idempotent producer's state in one partition.
+// producerState is an idempotent or transactional producer's state in one partition.
 type producerState struct {
 	epoch      int16
 	batches    []producerBatch // oldest first
 	lastAppend int64           // ms, for producer.id.expiration.ms
+
+	// Transaction markers (txn.go): the coordinator epoch of the last marker (-1: none), the
+	// kind of the last marker (for idempotent re-sends), and how many markers this process
+	// appended for the producer (the verification guard of a transactional produce: a marker
+	// between verification and append means the transaction ended meanwhile).
+	coordEpoch      int32
+	lastMarker      markerKind
+	lastMarkerEpoch int16
+	markers         uint64
+}
+
+// markerKind is the type of a producer's last transaction marker.
+type markerKind int8
+
+const (
+	markerNone markerKind = iota
+	markerAbort
+	markerCommit
+)
+
+func newProducerState(epoch int16) *producerState {
+	return &producerState{epoch: epoch, coordEpoch: -1}
 }
 
 // producerExpiryCheck is how often (ms) a partition looks for expired
@@ -52,7 +74,14 @@ func incSeq(seq, delta int32) int32 {
 // epoch, OUT_OF_ORDER_SEQUENCE_NUMBER for a gap or a new epoch not starting at
 // sequence 0. A producer this partition has no state for may start anywhere.
 func (ps *producerState) check(h batchHeader) (*producerBatch, *kerr.Error) {
-	if ps == nil || len(ps.batches) == 0 {
+	if ps == nil {
+		return nil, nil
+	}
+	if h.ProducerEpoch < ps.epoch {
+		// Also after a transaction marker raised the epoch (a fenced producer's late batch).
+		return nil, kerr.InvalidProducerEpoch
+	}
+	if len(ps.batches) == 0 {
 		return nil, nil
 	}
 	switch {
@@ -124,6 +153,9 @@ func (part *partition) expireProducers(nowMs, expirationMs int64) (keys [][]byte
 		if nowMs-ps.lastAppend < expirationMs {
 			continue
 		}
+		if _, open := part.openTxns[pid]; open {
+			continue // Kafka never expires a producer with an ongoing transaction
+		}
 		busy := false
 		for _, b := range ps.batches {
 			busy = busy || b.pending != nil
@@ -133,6 +165,9 @@ func (part *partition) expireProducers(nowMs, expirationMs int64) (keys [][]byte
 		}
 		for _, b := range ps.batches {
 			keys = append(keys, producerBatchKey(part.topicID, part.index, pid, b.base))
+		}
+		if ps.lastMarker != markerNone {
+			keys = append(keys, producerEpochKey(part.topicID, part.index, pid))
 		}
 		delete(part.producers, pid)
 	}
@@ -189,7 +224,7 @@ func (p *Plane) loadProducers() error {
 			}
 			keep = keep[len(keep)-producerBatchesKept:]
 		}
-		ps := &producerState{epoch: top}
+		ps := newProducerState(top)
 		for _, e := range keep {
 			ps.batches = append(ps.batches, e.b)
 			ps.lastAppend = max(ps.lastAppend, e.appendMs)
@@ -271,6 +306,10 @@ func (p *Plane) InitProducerID(ctx context.Context, req *kmsg.InitProducerIDRequ
 	resp.ProducerID, resp.ProducerEpoch = pid, 0
 	return resp
 }
+
+// AllocProducerID hands out a new producer id (the transaction coordinator's too): monotonic
+// across restarts, reserved in durable blocks.
+func (p *Plane) AllocProducerID() (int64, error) { return p.allocProducerID() }
 
 func (p *Plane) allocProducerID() (int64, error) {
 	p.pidMu.Lock()

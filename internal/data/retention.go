@@ -50,7 +50,8 @@ func (p *Plane) retentionLoop() {
 // for its whole segment to be; every batch may go, the log end offset is
 // kept.
 // A batch whose max timestamp is negative (no timestamps) stops time-based
-// deletion there.
+// deletion there. Retention never passes the last stable offset (an open
+// transaction's batches stay until its marker).
 // It runs in the background every log.retention.check.interval.ms, and not
 // at all while the store failed (it takes no writes).
 func (p *Plane) EnforceRetention() int {
@@ -83,9 +84,10 @@ func (p *Plane) EnforceRetention() int {
 
 // retainPartition deletes part's batches beyond r and returns how many.
 func (p *Plane) retainPartition(t *topic, part *partition, r retentionLimits, nowMs int64) (int, error) {
-	_, hw := part.offsets()
-	// Plan without the partition lock: batches below hw do not change (only
-	// DeleteRecords and this loop remove batches, re-checked below).
+	// Retention stops at the last stable offset: the batches of an open transaction stay
+	// until it is decided. Plan without the partition lock: batches below it do not change
+	// (only DeleteRecords and this loop remove batches, re-checked below).
+	_, _, hw := part.stableOffsets()
 	var sizes []int
 	var ends []int64 // one past each batch's last offset
 	var expired int  // leading batches past retention.ms
@@ -168,6 +170,10 @@ func (p *Plane) commitLogStart(t *topic, part *partition, cut, newStart int64, w
 		_ = b.Delete(k, nil)
 	}
 	_ = b.Set(logStartKey(t.id, part.index), binary.BigEndian.AppendUint64(nil, uint64(newStart)), nil)
+	// Aborted transactions whose marker is below the new start leave the index (Kafka drops
+	// a segment's transaction index with the segment).
+	_ = b.DeleteRange(partPrefix(kindAbortedTxn, t.id, part.index),
+		binary.BigEndian.AppendUint64(partPrefix(kindAbortedTxn, t.id, part.index), uint64(newStart)), nil)
 	err := p.commit(w, func() error { return b.Commit(pebble.Sync) })
 	_ = b.Close()
 	if err != nil {
@@ -175,6 +181,7 @@ func (p *Plane) commitLogStart(t *topic, part *partition, cut, newStart int64, w
 	}
 	p.cfg.Guard.Reclaim(logKey(t.id, part.index, 0), logKey(t.id, part.index, cut))
 	part.logStart = newStart
+	part.trimAbortedLocked()
 	part.dropSegments(n, p.cfg.Now().UnixMilli())
 	return nil
 }

@@ -247,7 +247,7 @@ func (p *Plane) deleteTopic(t *topic) *apiError {
 	t.deleted = true
 	b := p.db.NewBatch()
 	_ = b.Delete(topicKey(t.name), nil)
-	for _, kind := range []byte{kindLog, kindLogStart, kindProducerBatch, kindSegment, kindCleanerCheckpoint} {
+	for _, kind := range []byte{kindLog, kindLogStart, kindProducerBatch, kindSegment, kindCleanerCheckpoint, kindOpenTxn, kindAbortedTxn, kindProducerEpoch} {
 		pre := topicPrefix(kind, t.id)
 		_ = b.DeleteRange(pre, prefixEnd(pre), nil)
 	}

@@ -22,6 +22,7 @@ const module = "github.com/muster-io/muster/"
 // data in, data out, no I/O, goroutines, locks, wall clock or randomness.
 var pureDirs = []string{
 	"internal/coordinator",
+	"internal/coordinator/txn",
 	"internal/metadata",
 	"internal/metahash",
 	"internal/assign",
@@ -56,9 +57,10 @@ var forbiddenCalls = map[string][]string{
 var layers = [][]string{
 	{"internal/metadata", "internal/metahash", "internal/assign", "internal/streams/assignor", "internal/streams/topology"},
 	{"internal/coordinator"},
+	{"internal/coordinator/txn"},
 	{"internal/store"},
 	{"internal/coordinator/engine"},
-	{"internal/coordinator/coordtest", "internal/coordinator/api"},
+	{"internal/coordinator/coordtest", "internal/coordinator/api", "internal/coordinator/txnapi"},
 	{"internal/broker"},
 	{"cmd/muster"},
 }
@@ -167,7 +169,7 @@ func TestCoordinatorCoreIsPure(t *testing.T) {
 // TestNoInitInCoordinator: wiring in the coordinator is explicit, never init() registration.
 func TestNoInitInCoordinator(t *testing.T) {
 	root := repoRoot(t)
-	for _, dir := range []string{"internal/coordinator/engine", "internal/coordinator/api", "internal/coordinator/coordtest"} {
+	for _, dir := range []string{"internal/coordinator/engine", "internal/coordinator/api", "internal/coordinator/coordtest", "internal/coordinator/txnapi"} {
 		for n, f := range parseDir(t, filepath.Join(root, dir)) {
 			for _, d := range f.Decls {
 				if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == "init" {

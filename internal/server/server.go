@@ -534,6 +534,9 @@ func ordered(key int16) bool {
 		19, // CreateTopics
 		21, // DeleteRecords
 		22, // InitProducerId
+		24, // AddPartitionsToTxn
+		25, // AddOffsetsToTxn
+		26, // EndTxn
 		28, // TxnOffsetCommit
 		37, // CreatePartitions
 		42, // DeleteGroups

@@ -66,8 +66,9 @@ const (
 	ckptReuse = 256
 )
 
-func ckptKey(shard int32) []byte {
-	return binary.BigEndian.AppendUint32([]byte{prefixMeta, 'c', 'k', 'p', 't'}, uint32(shard))
+// ckptKey is the meta key of a shard's checkpoint: 'm' "ckpt", the namespace's prefix, shard.
+func (p *Pebble) ckptKey(shard int32) []byte {
+	return binary.BigEndian.AppendUint32([]byte{prefixMeta, 'c', 'k', 'p', 't', p.ns.Prefix}, uint32(shard))
 }
 
 // shardLog is the store's state of one shard's verbatim records that are in the mirror but not
@@ -100,7 +101,7 @@ func (l *shardLog) ready(ctx context.Context, s *pebbleShard) error {
 		return nil
 	}
 	ml := s.p.mirror.(MirrorLog)
-	v, closer, err := s.p.db.Get(ckptKey(s.id))
+	v, closer, err := s.p.db.Get(s.p.ckptKey(s.id))
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
 		l.dirty, l.needMarker, l.loaded = newRecSet(), true, true
@@ -292,7 +293,7 @@ func (p *Pebble) checkpoint(shard int32, always bool) error {
 	l.mu.Unlock()
 
 	b := p.db.NewBatch()
-	prefix := binary.BigEndian.AppendUint32([]byte{prefixCoord}, uint32(shard))
+	prefix := binary.BigEndian.AppendUint32([]byte{p.ns.Prefix}, uint32(shard))
 	key := make([]byte, 0, 64)
 	kind := diskguard.GroupDelete
 	for i, k := range snap.keys {
@@ -305,7 +306,7 @@ func (p *Pebble) checkpoint(shard int32, always bool) error {
 			_ = b.Set(key, v, nil)
 		}
 	}
-	_ = b.Set(ckptKey(shard), binary.BigEndian.AppendUint64(nil, uint64(end)), nil)
+	_ = b.Set(p.ckptKey(shard), binary.BigEndian.AppendUint64(nil, uint64(end)), nil)
 	// No sync of its own: the WAL keeps batches in order, so by the time the checkpoint is
 	// durable every Append it covers is; a checkpoint lost in a crash leaves the older one.
 	err := p.guard.Commit(kind, func() error { return b.Commit(pebble.NoSync) })

@@ -14,20 +14,41 @@ import (
 
 // Key layout in the shared Pebble DB (the data plane owns the 'd' prefix):
 //
-//	'c' shard(uint32 BE) recordKey  → record value   coordinator records
+//	'c' shard(uint32 BE) recordKey  → record value   group coordinator records
 //	'm' "shards"                    → uint32 BE      ClusterConfig.Shards
 //	'm' "epoch" shard(uint32 BE)    → int64 BE       lease epoch of a shard
-//	'm' "ckpt" shard(uint32 BE)     → int64 BE       the shard's mirror offset up to which
+//	'm' "ckpt" 'c' shard(uint32 BE) → int64 BE       the shard's mirror offset up to which
 //	                                                 verbatim records are under 'c' (offsetlog.go)
+//	'x' shard(uint32 BE) recordKey  → record value   transaction coordinator records
+//	'm' "txnshards"                 → uint32 BE      its ClusterConfig.Shards
+//	'm' "txnepoch" shard(uint32 BE) → int64 BE       lease epoch of one of its shards
 const (
 	prefixCoord = 'c'
 	prefixMeta  = 'm'
+	prefixTxn   = 'x'
+)
+
+// Namespace is one coordinator's part of the shared Pebble DB: the prefix of its records and
+// the names of its meta keys.
+type Namespace struct {
+	Prefix    byte
+	ShardsKey string // meta key of the shard count
+	EpochKey  string // meta key prefix of the shards' lease epochs
+	// Setting names the configuration key the shard count comes from (for errors).
+	Setting string
+}
+
+// The namespaces of muster's coordinators.
+var (
+	GroupNamespace       = Namespace{Prefix: prefixCoord, ShardsKey: "shards", EpochKey: "epoch", Setting: "offsets.topic.num.partitions"}
+	TransactionNamespace = Namespace{Prefix: prefixTxn, ShardsKey: "txnshards", EpochKey: "txnepoch", Setting: "transaction.state.log.num.partitions"}
 )
 
 // Pebble is the embedded Store over a Pebble DB shared with the data plane.
 type Pebble struct {
 	db    *pebble.DB
 	cfg   ClusterConfig
+	ns    Namespace
 	guard *diskguard.Guard // nil: no guard (tests)
 	// syncWrites is false only in tests that measure non-durable paths.
 	syncWrites bool
@@ -68,15 +89,16 @@ func (p *Pebble) Scan(ctx context.Context, shard int32, fn func(Record) error) e
 	if shard < 0 || shard >= p.cfg.Shards {
 		return fmt.Errorf("store: shard %d out of range [0,%d)", shard, p.cfg.Shards)
 	}
-	s := &pebbleShard{p: p, id: shard, log: p.logs[shard], prefix: binary.BigEndian.AppendUint32([]byte{prefixCoord}, uint32(shard))}
+	s := &pebbleShard{p: p, id: shard, log: p.logs[shard], prefix: binary.BigEndian.AppendUint32([]byte{p.ns.Prefix}, uint32(shard))}
 	return s.Load(ctx, fn)
 }
 
 // ErrShardCountChanged is returned by OpenPebble when the configured shard count differs from the
 // one the data dir was created with (Kafka cannot change offsets.topic.num.partitions either).
-var ErrShardCountChanged = errors.New("store: offsets.topic.num.partitions differs from the data dir's")
+var ErrShardCountChanged = errors.New("store: the configured shard count differs from the data dir's")
 
-// OpenPebble opens the coordinator store inside db, creating the cluster config on first use.
+// OpenPebble opens the group coordinator store inside db, creating the cluster config on first
+// use.
 func OpenPebble(db *pebble.DB, shards int32) (*Pebble, error) {
 	return OpenPebbleGuarded(db, shards, nil)
 }
@@ -85,7 +107,14 @@ func OpenPebble(db *pebble.DB, shards int32) (*Pebble, error) {
 // Append is refused while g refuses its kind (a batch of tombstones only is a GroupDelete,
 // anything else a GroupWrite), and a Pebble failure during a commit is an error, not a crash.
 func OpenPebbleGuarded(db *pebble.DB, shards int32, g *diskguard.Guard) (*Pebble, error) {
-	key := []byte{prefixMeta, 's', 'h', 'a', 'r', 'd', 's'}
+	return OpenPebbleNamespace(db, GroupNamespace, shards, g)
+}
+
+// OpenPebbleNamespace opens the store of one coordinator (its Namespace) inside db, creating its
+// cluster config on first use, every write going through g (nil: none); a different shard count
+// than the data dir's refuses to open (ErrShardCountChanged).
+func OpenPebbleNamespace(db *pebble.DB, ns Namespace, shards int32, g *diskguard.Guard) (*Pebble, error) {
+	key := append([]byte{prefixMeta}, ns.ShardsKey...)
 	v, closer, err := db.Get(key)
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
@@ -104,10 +133,10 @@ func OpenPebbleGuarded(db *pebble.DB, shards int32, g *diskguard.Guard) (*Pebble
 		have := int32(binary.BigEndian.Uint32(v))
 		closer.Close()
 		if have != shards {
-			return nil, fmt.Errorf("%w: data dir has %d, configured %d", ErrShardCountChanged, have, shards)
+			return nil, fmt.Errorf("%w (%s): data dir has %d, configured %d", ErrShardCountChanged, ns.Setting, have, shards)
 		}
 	}
-	p := &Pebble{db: db, cfg: ClusterConfig{Shards: shards}, guard: g, syncWrites: true, logs: make([]*shardLog, shards)}
+	p := &Pebble{db: db, cfg: ClusterConfig{Shards: shards}, ns: ns, guard: g, syncWrites: true, logs: make([]*shardLog, shards)}
 	for i := range p.logs {
 		p.logs[i] = &shardLog{}
 	}
@@ -128,7 +157,7 @@ func (p *Pebble) Acquire(ctx context.Context, shard int32) (Shard, error) {
 	if shard < 0 || shard >= p.cfg.Shards {
 		return nil, fmt.Errorf("store: shard %d out of range [0,%d)", shard, p.cfg.Shards)
 	}
-	ek := binary.BigEndian.AppendUint32([]byte{prefixMeta, 'e', 'p', 'o', 'c', 'h'}, uint32(shard))
+	ek := binary.BigEndian.AppendUint32(append([]byte{prefixMeta}, p.ns.EpochKey...), uint32(shard))
 	var epoch int64
 	v, closer, err := p.db.Get(ek)
 	switch {
@@ -148,7 +177,7 @@ func (p *Pebble) Acquire(ctx context.Context, shard int32) (Shard, error) {
 		return nil, err
 	}
 	return &pebbleShard{p: p, id: shard, epoch: epoch, lost: make(chan struct{}), log: p.logs[shard],
-		prefix: binary.BigEndian.AppendUint32([]byte{prefixCoord}, uint32(shard))}, nil
+		prefix: binary.BigEndian.AppendUint32([]byte{p.ns.Prefix}, uint32(shard))}, nil
 }
 
 type pebbleShard struct {
@@ -318,7 +347,7 @@ func (s *pebbleShard) build(ctx context.Context, recs []Record) (b *pebble.Batch
 	if ml != nil && s.log.needMarker {
 		// The first write of a shard whose data dir has no checkpoint yet: everything in the
 		// mirror so far is under its own keys; records from here on are in the mirror.
-		_ = b.Set(ckptKey(s.id), binary.BigEndian.AppendUint64(nil, uint64(ml.End(s.id))), nil)
+		_ = b.Set(s.p.ckptKey(s.id), binary.BigEndian.AppendUint64(nil, uint64(ml.End(s.id))), nil)
 	}
 	done = func(bool) {}
 	if m := s.p.mirror; m != nil {

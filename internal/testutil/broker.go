@@ -42,6 +42,7 @@ func StartIn(t testing.TB, dir string, clock engine.Clock, overrides ...string) 
 func StartLogged(t testing.TB, dir string, clock engine.Clock, log io.Writer, overrides ...string) *Broker {
 	t.Helper()
 	all := append([]string{"group.initial.rebalance.delay.ms=0", "offsets.topic.num.partitions=8",
+		"transaction.state.log.num.partitions=8",
 		"muster.storage.min.free.bytes=33554432", "muster.storage.min.free.ratio=0"}, overrides...)
 	vals, err := config.Parse(nil, all)
 	if err != nil {

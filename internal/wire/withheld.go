@@ -11,7 +11,7 @@ type Gap struct {
 }
 
 const (
-	whyTxn        = "transactions (KIP-98) are not built yet"
+	whyTV2        = "KIP-890 part 2 (transaction version 2) is not served: muster's transactions are version 1, and ApiVersions advertises no transaction.version feature"
 	whyZK         = "ZooKeeper-mode controller-to-broker RPC; Kafka 4 brokers do not serve it"
 	whyKRaft      = "KRaft controller or quorum RPC; a muster node has no KRaft quorum"
 	whyShare      = "the share coordinator's persister RPC (KIP-932): a muster node keeps share-partition state in the group's own coordinator shard"
@@ -24,16 +24,14 @@ const (
 
 // Withheld lists every deliberate gap, in key order.
 var Withheld = []Gap{
-	{0, 11, "Produce v12 is KIP-890's transaction version 2 (a transactional produce starts the transaction itself) and v13 (topic ids, KIP-516) builds on it: " + whyTxn},
-	{4, -1, whyZK},   // LeaderAndIsr
-	{5, -1, whyZK},   // StopReplica
-	{6, -1, whyZK},   // UpdateMetadata
-	{7, -1, whyZK},   // ControlledShutdown
-	{24, -1, whyTxn}, // AddPartitionsToTxn
-	{25, -1, whyTxn}, // AddOffsetsToTxn
-	{26, -1, whyTxn}, // EndTxn
-	{27, -1, whyTxn}, // WriteTxnMarkers
-	{28, -1, whyTxn}, // TxnOffsetCommit
+	{0, 11, "Produce v12 is KIP-890's transaction version 2 (a transactional produce adds its partition to the transaction) and v13 (topic ids, KIP-516) builds on it: " + whyTV2},
+	{4, -1, whyZK}, // LeaderAndIsr
+	{5, -1, whyZK}, // StopReplica
+	{6, -1, whyZK}, // UpdateMetadata
+	{7, -1, whyZK}, // ControlledShutdown
+	{26, 4, "EndTxn v5 bumps the epoch per transaction: " + whyTV2},
+	{27, 1, "WriteTxnMarkers v2 (KIP-1228) carries the transaction version of the markers: " + whyTV2},
+	{28, 4, "TxnOffsetCommit v5 adds the offsets partition to the transaction itself: " + whyTV2},
 	{34, -1, "AlterReplicaLogDirs: muster keeps every partition in one store, there are no log dirs to move between"},
 	{35, -1, "DescribeLogDirs: " + whyNotYetData},
 	{38, -1, whyToken},
@@ -53,12 +51,9 @@ var Withheld = []Gap{
 	{57, -1, whyKRaft},     // UpdateFeatures
 	{58, -1, whyKRaft},     // Envelope
 	{59, -1, whyKRaft},     // FetchSnapshot
-	{61, -1, whyTxn},       // DescribeProducers
 	{62, -1, whyKRaft},     // BrokerRegistration
 	{63, -1, whyKRaft},     // BrokerHeartbeat
 	{64, -1, whyKRaft},     // UnregisterBroker
-	{65, -1, whyTxn},       // DescribeTransactions
-	{66, -1, whyTxn},       // ListTransactions
 	{67, -1, whyKRaft},     // AllocateProducerIDs
 	{70, -1, whyKRaft},     // ControllerRegistration
 	{71, -1, whyTelemetry}, // GetTelemetrySubscriptions

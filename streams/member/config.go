@@ -71,6 +71,13 @@ type Config struct {
 	RetryBackoff time.Duration
 	// ClientOpts are extra franz-go options (TLS, SASL, client id, ...).
 	ClientOpts []kgo.Opt
+
+	// ProcessingGuarantee is processing.guarantee: AtLeastOnce (default) or ExactlyOnceV2,
+	// which enables NewTransactionalProducer.
+	ProcessingGuarantee string
+	// TransactionTimeout is the transaction.timeout.ms of the member's transactional
+	// producers. Default 10 s (Kafka Streams' default under exactly_once_v2).
+	TransactionTimeout time.Duration
 }
 
 // Topology is the topology metadata a member joins with (the Topology field
@@ -160,6 +167,16 @@ func (c Config) normalized() (Config, error) {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	switch c.ProcessingGuarantee {
+	case "":
+		c.ProcessingGuarantee = AtLeastOnce
+	case AtLeastOnce, ExactlyOnceV2:
+	default:
+		return c, fmt.Errorf("member: processing guarantee %q is not %s or %s", c.ProcessingGuarantee, AtLeastOnce, ExactlyOnceV2)
+	}
+	if c.TransactionTimeout <= 0 {
+		c.TransactionTimeout = 10 * time.Second
 	}
 	if c.Clock == nil {
 		c.Clock = RealClock()

@@ -66,4 +66,14 @@
 // CommitTaskOffsets commits offsets with OffsetCommit v9, carrying the
 // member id and member epoch so the coordinator fences zombie members
 // (STALE_MEMBER_EPOCH).
+//
+// # Exactly once (processing.guarantee=exactly_once_v2)
+//
+// With ProcessingGuarantee ExactlyOnceV2 each stream thread makes one transactional producer
+// (NewTransactionalProducer; transactional id "<application.id>-<process id>-<thread index>",
+// as Kafka Streams' exactly_once_v2, KIP-447). A thread processes a batch of its tasks' records
+// in a transaction: Begin, Produce the results, then CommitTransaction with the offsets of the
+// consumed input, which go to the group coordinator through TxnOffsetCommit with the member's id,
+// epoch and instance id, so a member fenced meanwhile cannot commit (ILLEGAL_GENERATION,
+// UNKNOWN_MEMBER_ID: abort and let the tasks go). Read the input with read_committed.
 package member

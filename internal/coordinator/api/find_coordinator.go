@@ -14,7 +14,7 @@ import (
 
 // FindCoordinator serves FindCoordinator v0–v6 for group keys (key type 0): on a single node
 // every shard is this broker's; a shard still loading answers COORDINATOR_LOAD_IN_PROGRESS.
-// Transaction keys (type 1) get COORDINATOR_NOT_AVAILABLE (no transaction coordinator yet).
+// Transaction keys (type 1) are answered by the transaction coordinator's Locate.
 // Share keys (type 2, v6+, "group:topicId:partition", KIP-932) name the shard of the group, which
 // keeps its share-partitions' state; a malformed key, and any other type, is INVALID_REQUEST, as
 // Kafka's KafkaApis.getCoordinator answers. v4+ batches
@@ -26,8 +26,15 @@ func (s *Service) FindCoordinator(_ context.Context, _ coordinator.Meta, req *km
 		switch req.CoordinatorType {
 		case 0:
 		case 1:
-			msg := "muster has no transaction coordinator yet"
-			return kerr.CoordinatorNotAvailable.Code, &msg
+			if s.Transactions == nil {
+				msg := "muster has no transaction coordinator here"
+				return kerr.CoordinatorNotAvailable.Code, &msg
+			}
+			if key == "" {
+				msg := "empty transactional id"
+				return kerr.InvalidRequest.Code, &msg
+			}
+			return s.Transactions.Locate(key), nil
 		case 2:
 			// KIP-932: the share coordinator of a share-partition key "group:topicId:partition"
 			// is the shard of its group, which keeps the share-partition's state.

@@ -49,6 +49,11 @@ type Service struct {
 	Self   Endpoint
 	// TopologyDescriptions is the KIP-1331 side; nil when no plugin is configured.
 	TopologyDescriptions *TopologyDescriptions
+	// Txn verifies TxnOffsetCommit with the transaction coordinator; nil: not verified.
+	Txn TxnVerifier
+	// Transactions answers FindCoordinator for transactional ids (key type 1); nil: they get
+	// COORDINATOR_NOT_AVAILABLE.
+	Transactions TxnLocator
 	// ShareLog is the data plane as share fetches read it (nil: share fetches answer
 	// UNKNOWN_TOPIC_ID for every partition).
 	ShareLog ShareLog
@@ -82,6 +87,12 @@ func (s *Service) limitedLog() *lograte.Limiter {
 	return s.limited
 }
 
+// TxnLocator is the transaction coordinator as FindCoordinator asks it: 0 when the shard of a
+// transactional id serves, else an error code (COORDINATOR_LOAD_IN_PROGRESS).
+type TxnLocator interface {
+	Locate(txnID string) int16
+}
+
 // Handler serves one API key.
 type Handler struct {
 	Key   int16
@@ -96,6 +107,7 @@ func (s *Service) Handlers() []Handler {
 	return []Handler{
 		handler(kmsg.OffsetCommit.Int16(), s.authorizeOffsetCommit),
 		handler(kmsg.OffsetFetch.Int16(), s.authorizeOffsetFetch),
+		handler(kmsg.TxnOffsetCommit.Int16(), s.authorizeTxnOffsetCommit),
 		handler(kmsg.FindCoordinator.Int16(), s.authorizeFindCoordinator),
 		handler(kmsg.JoinGroup.Int16(), s.authorizeJoinGroup),
 		handler(kmsg.Heartbeat.Int16(), s.authorizeHeartbeat),

@@ -3,6 +3,7 @@ package coordtest
 import (
 	"log/slog"
 	"math/rand"
+	"sort"
 	"strconv"
 	"time"
 
@@ -189,13 +190,13 @@ func Replay(shard int32, cfg *coordinator.Config, recs []coordinator.Record) (*c
 }
 
 // DurableView is a deterministic description of a State's durable content: every group's
-// Durable() value and every committed offset. A group with no durable content of its own and no
+// Durable() value, every committed offset and every pending transactional offset. A group with no durable content of its own and no
 // offsets (a classic group before its first record, a simple group whose offsets are gone) is
 // left out: a restart does not rebuild it, and it holds nothing a restart could lose.
 func DurableView(st *coordinator.State) map[string]any {
 	out := map[string]any{}
 	for id, g := range st.Groups {
-		if d, ok := g.(interface{ HasDurableContent() bool }); ok && !d.HasDurableContent() && !st.Offsets.HasOffsets(id) {
+		if d, ok := g.(interface{ HasDurableContent() bool }); ok && !d.HasDurableContent() && !st.Offsets.HasOffsets(id) && !st.TxnOffsets.HasGroup(id) {
 			continue
 		}
 		out["group/"+id] = struct {
@@ -211,6 +212,14 @@ func DurableView(st *coordinator.State) map[string]any {
 			}
 		}
 	}
+	for _, g := range sortedGroups(st) {
+		for _, tp := range st.TxnOffsets.Partitions(g) {
+			for _, pid := range st.TxnOffsets.Producers(g, tp.Topic, tp.Partition) {
+				v, _ := st.TxnOffsets.Get(g, tp.Topic, tp.Partition, pid)
+				out["pending/"+g+"/"+tp.Topic+"/"+strconv.Itoa(int(tp.Partition))+"/"+strconv.FormatInt(pid, 10)] = *v
+			}
+		}
+	}
 	return out
 }
 
@@ -218,4 +227,13 @@ func DurableView(st *coordinator.State) map[string]any {
 // panics on a bad override.
 func Config(overrides ...string) *coordinator.Config {
 	return coordinator.ConfigFrom(config.Defaults(overrides...))
+}
+
+func sortedGroups(st *coordinator.State) []string {
+	out := make([]string, 0, len(st.Groups))
+	for id := range st.Groups {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
 }

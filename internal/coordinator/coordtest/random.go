@@ -28,10 +28,14 @@ const (
 	// Share: KIP-932 members join, leave and are fenced while they acquire, acknowledge and
 	// release records of share-partitions, locks expire, and offsets are altered and deleted.
 	Share
+	// Transactional: classic and KIP-848 members while producers stage transactional offsets
+	// (TxnOffsetCommit) that their markers commit or abort, racing plain commits, OffsetDelete,
+	// DeleteGroups, expiry and restarts with transactions half-finished.
+	Transactional
 )
 
 func (w Workload) String() string {
-	return [...]string{"classic", "consumer", "streams", "migration", "share"}[w]
+	return [...]string{"classic", "consumer", "streams", "migration", "share", "transactional"}[w]
 }
 
 // RandomWorkload runs steps random operations of the workload on a fresh harness (seeded), and
@@ -127,6 +131,9 @@ func (r *randomRun) step() string {
 	case n < 23:
 		return r.groupConfigChange()
 	}
+	if r.w == Transactional && n < 60 {
+		return r.txnOp()
+	}
 	switch r.w {
 	case Classic:
 		return r.classicOp()
@@ -136,7 +143,7 @@ func (r *randomRun) step() string {
 		return r.streamsOp()
 	case Share:
 		return r.shareOp()
-	default:
+	default: // Migration, Transactional
 		if r.rnd.Intn(2) == 0 {
 			return r.classicOp()
 		}
@@ -202,6 +209,38 @@ func (r *randomRun) commit() string {
 	req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t1", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: p, Offset: int64(r.rnd.Intn(1000)), LeaderEpoch: -1}}}}
 	Do(r.h, coordinator.OffsetCommit(req))
 	return fmt.Sprintf("commit %s/%s t1:%d", g, m, p)
+}
+
+// txnOp stages transactional offsets of a random producer (as a member of the group or without
+// identity) or ends a producer's transaction with a commit or abort marker.
+func (r *randomRun) txnOp() string {
+	g, m := r.pick(randomGroups), r.pick(randomMembers)
+	pid := int64(1 + r.rnd.Intn(3))
+	if r.rnd.Intn(3) == 0 {
+		commit := r.rnd.Intn(3) != 0
+		Do(r.h, coordinator.CompleteTransaction(pid, 0, commit))
+		return fmt.Sprintf("txn end producer %d commit=%v", pid, commit)
+	}
+	req := kmsg.NewPtrTxnOffsetCommitRequest()
+	req.Version, req.Group, req.Generation = 3, g, -1
+	req.TransactionalID, req.ProducerID = fmt.Sprintf("txn-%d", pid), pid
+	if r.rnd.Intn(2) == 0 {
+		key := g + "/" + m
+		if c := r.classic[key]; c != nil && c.id != "" {
+			req.MemberID, req.Generation = c.id, c.gen
+		} else {
+			req.MemberID, req.Generation = "cg-"+m, r.epochs[key]
+		}
+	}
+	t := kmsg.TxnOffsetCommitRequestTopic{Topic: "t1"}
+	for p := int32(0); p < 3; p++ {
+		if r.rnd.Intn(2) == 0 {
+			t.Partitions = append(t.Partitions, kmsg.TxnOffsetCommitRequestTopicPartition{Partition: p, Offset: int64(r.rnd.Intn(1000)), LeaderEpoch: -1})
+		}
+	}
+	req.Topics = []kmsg.TxnOffsetCommitRequestTopic{t}
+	Do(r.h, coordinator.TxnOffsetCommit(req))
+	return fmt.Sprintf("txn commit %s/%s producer %d %d partitions", g, m, pid, len(t.Partitions))
 }
 
 func (r *randomRun) topicChange() string {

@@ -42,7 +42,9 @@ import (
 //	streams-heartbeat group=g member=m epoch=N|current process=p [topology=x] [tasks=assigned|none] [interval=show]
 //	streams-describe group=g
 //	commit group=g offsets=t:0=5,t:1=7 [member=m] [gen=N|current] [version=8]
-//	fetch group=g [topics=t:0,1]
+//	fetch group=g [topics=t:0,1] [stable=true]
+//	txn-commit group=g producer=P [epoch=E] offsets=t:0=5 [member=m] [gen=N|current] [instance=i] [version=3] [metadata=x]
+//	txn-end producer=P result=commit|abort [epoch=E]   the transaction marker reaching the shard
 //	delete-offsets group=g offsets=t:0,1
 //	describe group=g                classic DescribeGroups
 //	list                            ListGroups
@@ -163,6 +165,12 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) (out string) {
 		s.commit(&b, a)
 	case "fetch":
 		s.fetch(&b, a)
+	case "txn-commit":
+		s.txnCommit(&b, a)
+	case "txn-end":
+		commit := a.str("result") == "commit"
+		r := Do(h, coordinator.CompleteTransaction(int64(a.int("producer", 0)), int16(a.int("epoch", 0)), commit))
+		fmt.Fprintf(&b, "txn-end %s: %s\n", a.str("result"), errOf(r.Err))
 	case "delete-offsets":
 		req := kmsg.NewPtrOffsetDeleteRequest()
 		req.Group = a.str("group")
@@ -742,8 +750,45 @@ func (s *script) commit(b *strings.Builder, a args) {
 	b.WriteString("\n")
 }
 
+func (s *script) txnCommit(b *strings.Builder, a args) {
+	req := kmsg.NewPtrTxnOffsetCommitRequest()
+	req.Version = int16(a.int("version", 3))
+	req.TransactionalID = "txn"
+	req.Group, req.Generation = a.str("group"), int32(a.int("gen", -1))
+	req.ProducerID, req.ProducerEpoch = int64(a.int("producer", 0)), int16(a.int("epoch", 0))
+	if a.has("member") {
+		req.MemberID = s.member(a.str("member"))
+		if a.strOr("gen", "") == "current" {
+			req.Generation = s.epochs[req.Group+"/"+a.str("member")]
+		}
+	}
+	req.InstanceID = a.opt("instance")
+	byTopic := map[string]int{}
+	for _, spec := range a.list("offsets") {
+		tp, off, _ := strings.Cut(spec, "=")
+		topic, ps, _ := strings.Cut(tp, ":")
+		p, _ := strconv.Atoi(ps)
+		o, _ := strconv.ParseInt(off, 10, 64)
+		i, ok := byTopic[topic]
+		if !ok {
+			i = len(req.Topics)
+			byTopic[topic] = i
+			req.Topics = append(req.Topics, kmsg.TxnOffsetCommitRequestTopic{Topic: topic})
+		}
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, kmsg.TxnOffsetCommitRequestTopicPartition{Partition: int32(p), Offset: o, LeaderEpoch: -1, Metadata: a.opt("metadata")})
+	}
+	r := DoMeta(s.h, meta(req.Version, a), coordinator.TxnOffsetCommit(req)).Resp
+	b.WriteString("txn-commit:")
+	for _, t := range r.Topics {
+		for _, p := range t.Partitions {
+			fmt.Fprintf(b, " %s:%d=%s", t.Topic, p.Partition, errName(p.ErrorCode))
+		}
+	}
+	b.WriteString("\n")
+}
+
 func (s *script) fetch(b *strings.Builder, a args) {
-	fg := coordinator.FetchGroup{Group: a.str("group"), MemberEpoch: -1}
+	fg := coordinator.FetchGroup{Group: a.str("group"), MemberEpoch: -1, RequireStable: a.strOr("stable", "") == "true"}
 	if a.has("topics") {
 		fg.Topics = []kmsg.OffsetFetchRequestGroupTopic{}
 		for _, tp := range a.partitions("topics") {
@@ -754,6 +799,10 @@ func (s *script) fetch(b *strings.Builder, a args) {
 	fmt.Fprintf(b, "fetch %s: %s", g.Group, errName(g.ErrorCode))
 	for _, t := range g.Topics {
 		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 {
+				fmt.Fprintf(b, " %s:%d=%s", t.Topic, p.Partition, errName(p.ErrorCode))
+				continue
+			}
 			fmt.Fprintf(b, " %s:%d=%d", t.Topic, p.Partition, p.Offset)
 		}
 	}
@@ -798,6 +847,22 @@ func (s *script) record(r coordinator.Record) string {
 	if line, ok := s.shareRecord(typ, name, r); ok {
 		return line
 	}
+	if typ == coordinator.RecPendingTxnOffset {
+		d := coordinator.Dec{B: r.Key[2:]}
+		g, pid, t, p := d.String(), d.Int64(), d.String(), d.Int32()
+		out := fmt.Sprintf("%s %s/%d/%s/%d", name, g, pid, t, p)
+		if r.Value == nil {
+			return out + " tombstone"
+		}
+		v := coordinator.Dec{B: r.Value}
+		v.Int16()
+		off, _, _, _, epoch, seq, sup := v.Int64(), v.Int32(), v.String(), v.Int64(), v.Int16(), v.Int64(), v.Bool()
+		out += fmt.Sprintf(" offset=%d epoch=%d seq=%d", off, epoch, seq)
+		if sup {
+			out += " superseded"
+		}
+		return out
+	}
 	d := coordinator.Dec{B: r.Key[2:]}
 	key := []string{d.String()}
 	for len(d.B) > 0 && d.Err() == nil {
@@ -839,6 +904,7 @@ var recordNames = map[int16]string{
 	coordinator.RecStreamsGroupTargetMember:    "StreamsGroupTargetAssignmentMember",
 	coordinator.RecStreamsGroupCurrentMember:   "StreamsGroupCurrentMemberAssignment",
 	coordinator.RecStreamsGroupTopology:        "StreamsGroupTopology",
+	coordinator.RecPendingTxnOffset:            "PendingTxnOffset",
 	coordinator.RecShareGroupMemberMetadata:    "ShareGroupMemberMetadata",
 	coordinator.RecShareGroupMetadata:          "ShareGroupMetadata",
 	coordinator.RecShareGroupTargetMetadata:    "ShareGroupTargetAssignmentMetadata",

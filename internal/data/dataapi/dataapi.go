@@ -5,12 +5,26 @@
 package dataapi
 
 import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/muster-io/muster/internal/data"
 	"github.com/muster-io/muster/internal/security"
 )
 
 // Adapters wrap a Plane.
-type Adapters struct{ P *data.Plane }
+type Adapters struct {
+	P *data.Plane
+	// Producers answers InitProducerId once authorized (the transaction coordinator, which
+	// also hands idempotent producers their ids); nil: the Plane does.
+	Producers ProducerIDs
+}
+
+// ProducerIDs answers InitProducerId.
+type ProducerIDs interface {
+	InitProducerID(ctx context.Context, req *kmsg.InitProducerIDRequest) *kmsg.InitProducerIDResponse
+}
 
 // Req is what an adapter needs of one request besides its body.
 type Req struct {

@@ -15,7 +15,7 @@ import (
 // CLUSTER_AUTHORIZATION_FAILED). Denials answer producer id and epoch −1.
 func (a Adapters) InitProducerID(ctx context.Context, r Req, req *kmsg.InitProducerIDRequest) *kmsg.InitProducerIDResponse {
 	if r.open() {
-		return a.P.InitProducerID(ctx, req)
+		return a.initProducerID(ctx, req)
 	}
 	var denied *kerr.Error
 	if req.TransactionalID != nil {
@@ -31,6 +31,13 @@ func (a Adapters) InitProducerID(ctx context.Context, r Req, req *kmsg.InitProdu
 		resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 		resp.ErrorCode, resp.ProducerID, resp.ProducerEpoch = denied.Code, -1, -1
 		return resp
+	}
+	return a.initProducerID(ctx, req)
+}
+
+func (a Adapters) initProducerID(ctx context.Context, req *kmsg.InitProducerIDRequest) *kmsg.InitProducerIDResponse {
+	if a.Producers != nil {
+		return a.Producers.InitProducerID(ctx, req)
 	}
 	return a.P.InitProducerID(ctx, req)
 }

@@ -69,12 +69,16 @@ const (
 	Configs // topic, broker and group configs
 	ProducerIDs
 	Lease // coordinator shard leases
+	// TxnMarker is a transaction marker in a data partition: refused only when the store
+	// failed, so transactions already prepared can always finish (and the last stable offset
+	// move on) while space is short.
+	TxnMarker
 	numWrites
 )
 
 var writeNames = [numWrites]string{"produce", "create_topics", "create_partitions", "group_write",
 	"group_delete", "delete_records", "delete_topics", "retention", "compaction", "configs",
-	"producer_ids", "lease"}
+	"producer_ids", "lease", "txn_marker"}
 
 func (w Write) String() string { return writeNames[w] }
 
