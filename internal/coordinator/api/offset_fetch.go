@@ -29,7 +29,8 @@ func (s *Service) OffsetFetch(ctx context.Context, meta coordinator.Meta, req *k
 	if req.Version >= 8 {
 		im := s.image()
 		for _, g := range req.Groups {
-			fg := coordinator.FetchGroup{Group: g.Group, MemberID: g.MemberID, MemberEpoch: g.MemberEpoch, Topics: g.Topics}
+			fg := coordinator.FetchGroup{Group: g.Group, MemberID: g.MemberID, MemberEpoch: g.MemberEpoch, Topics: g.Topics,
+				RequireStable: req.RequireStable}
 			if req.Version >= 10 {
 				var byID *fetchByID
 				fg.Topics, byID = resolveFetchTopics(im, g.Topics)
@@ -38,7 +39,7 @@ func (s *Service) OffsetFetch(ctx context.Context, meta coordinator.Meta, req *k
 			groups = append(groups, fg)
 		}
 	} else {
-		fg := coordinator.FetchGroup{Group: req.Group, MemberEpoch: -1}
+		fg := coordinator.FetchGroup{Group: req.Group, MemberEpoch: -1, RequireStable: req.Version >= 7 && req.RequireStable}
 		if req.Topics != nil {
 			fg.Topics = []kmsg.OffsetFetchRequestGroupTopic{}
 			for _, t := range req.Topics {
@@ -50,7 +51,7 @@ func (s *Service) OffsetFetch(ctx context.Context, meta coordinator.Meta, req *k
 	results := make([]kmsg.OffsetFetchResponseGroup, len(groups))
 	onShard := make([]int, 0, len(groups))
 	for i := range groups {
-		if v := s.publishedOffsets(&groups[i], req.RequireStable); v != nil {
+		if v := s.publishedOffsets(&groups[i]); v != nil {
 			results[i] = *coordinator.FetchOffsetsFrom(*v, groups[i])
 			continue
 		}
@@ -192,8 +193,8 @@ func (b *fetchByID) answer(im *metadata.Image, g *kmsg.OffsetFetchResponseGroup)
 
 // publishedOffsets returns the published offsets fg can be answered from: its shard's, when
 // the shard is active and fg needs nothing of the shard's live state.
-func (s *Service) publishedOffsets(fg *coordinator.FetchGroup, requireStable bool) *coordinator.OffsetsView {
-	if s.Offsets == nil || requireStable || fg.MemberBound() {
+func (s *Service) publishedOffsets(fg *coordinator.FetchGroup) *coordinator.OffsetsView {
+	if s.Offsets == nil || fg.RequireStable || fg.MemberBound() {
 		return nil
 	}
 	shard := coordinator.ShardFor(fg.Group, s.RT.Shards())
