@@ -167,7 +167,8 @@ type shard[S Shard] struct {
 	dedupeIdx   map[uint64]int32
 	dedupeSeed  maphash.Seed
 	commitDone  chan error     // the committer's results, one per batch, in order
-	appends     chan appendReq // to the shard's committer goroutine
+	appends     chan appendReq // to the shard's committer goroutine (stores without OrderedAppender)
+	syncs       chan begun     // to the shard's syncer goroutine, in batch order
 	stopTimer   func() bool
 	timerAt     time.Time
 }
@@ -223,7 +224,8 @@ func New[S Shard](opts Options[S]) *Runtime[S] {
 	for i := int32(0); i < opts.Shards; i++ {
 		rt.shards = append(rt.shards, &shard[S]{rt: rt, id: i, ops: make(chan *job[S], opts.QueueDepth),
 			wake: make(chan struct{}, 1), done: make(chan struct{}), depth: 1,
-			commitDone: make(chan error, opts.MaxInflight), appends: make(chan appendReq, opts.MaxInflight)})
+			commitDone: make(chan error, opts.MaxInflight), appends: make(chan appendReq, opts.MaxInflight),
+			syncs: make(chan begun, opts.MaxInflight)})
 	}
 	return rt
 }
@@ -364,8 +366,10 @@ func (s *shard[S]) loop() {
 	defer s.rt.wg.Done()
 	defer close(s.done)
 	go s.committer()
-	// The loop returns only with no Append in flight (shutdown and a failed load wait for it),
-	// so closing appends stops the committer without losing a result.
+	go s.syncer()
+	// The loop returns only with no batch in flight (shutdown and a failed load wait for it),
+	// so closing appends stops the committer, which closes syncs and stops the syncer, without
+	// losing a result.
 	defer close(s.appends)
 	defer func() {
 		if s.stopTimer != nil {
@@ -644,26 +648,32 @@ func (s *shard[S]) maybeCommit() {
 		b.publish = sn(s.id, s.st)
 	}
 	s.inflight = append(s.inflight, b)
-	s.appends <- appendReq{lease: s.lease, b: b, gen: s.gen}
+	req := appendReq{lease: s.lease, b: b, gen: s.gen}
+	oa, ordered := s.lease.(store.OrderedAppender)
+	if !ordered {
+		s.appends <- req // the whole Append, off the loop
+		return
+	}
+	// Begun here, on the loop, in batch order (it only places the batch in the store's write
+	// order: for Pebble an apply to the memtable and the WAL's buffer); the syncer waits.
+	bg := begun{req: req, start: time.Now()}
+	if len(b.records) > 0 { // else replies only: released after the batches before them
+		bg.wait = oa.BeginAppend(context.Background(), b.records)
+	}
+	s.syncs <- bg
 }
 
-// committer is the shard's long-lived Append goroutine: it begins each batch the loop hands it,
-// in order (BeginAppend on an OrderedAppender, else the whole Append), and passes it to the
+// committer is the shard's long-lived Append goroutine for a store without OrderedAppender: it
+// runs the Append of each batch the loop hands it (one in flight) and passes the outcome to the
 // syncer. A long-lived goroutine keeps its grown stack and saves a goroutine start per batch.
 func (s *shard[S]) committer() {
-	syncs := make(chan begun, s.rt.opts.MaxInflight)
-	defer close(syncs)
-	go s.syncer(syncs)
+	defer close(s.syncs)
 	for req := range s.appends {
 		bg := begun{req: req, start: time.Now()}
-		switch oa, ok := req.lease.(store.OrderedAppender); {
-		case len(req.b.records) == 0: // replies only: released after the batches before them
-		case ok:
-			bg.wait = oa.BeginAppend(context.Background(), req.b.records)
-		default:
+		if len(req.b.records) > 0 {
 			bg.err = req.lease.Append(context.Background(), req.b.records)
 		}
-		syncs <- bg
+		s.syncs <- bg
 	}
 }
 
@@ -671,9 +681,9 @@ func (s *shard[S]) committer() {
 // each durable one (one goroutine hand-off sooner than through the loop) and reports every
 // outcome on commitDone, in order. Once a batch failed, the later batches of the same load fail
 // too, whatever their own outcome: the loop fails their calls and reloads the shard.
-func (s *shard[S]) syncer(syncs <-chan begun) {
+func (s *shard[S]) syncer() {
 	var failedGen uint64 // 0: none (generations start at 1)
-	for bg := range syncs {
+	for bg := range s.syncs {
 		err := bg.err
 		if bg.wait != nil {
 			err = bg.wait()
