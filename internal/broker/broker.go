@@ -122,7 +122,8 @@ func Start(opts Options) (*Broker, error) {
 		}
 	}
 	db, err := pebble.Open(filepath.Join(opts.DataDir, "pebble"), &pebble.Options{Logger: b.guard.PebbleLogger(),
-		EventListener: b.guard.EventListener(), MemTableSize: memTableSize(b.guard.Status().Threshold), FS: b.walFS})
+		EventListener: b.guard.EventListener(), MemTableSize: memTableSize(b.guard.Status().Threshold),
+		L0CompactionThreshold: l0CompactionThreshold, L0StopWritesThreshold: l0StopWritesThreshold, FS: b.walFS})
 	if err != nil {
 		b.Close()
 		if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) || strings.Contains(err.Error(), "lock held") {
