@@ -118,14 +118,26 @@ func newOffsets() *Offsets {
 }
 
 // internTopic returns the shard's canonical string for topic and counts one more group using it.
-func (o *Offsets) internTopic(topic []byte) string {
-	it, ok := o.topics[string(topic)]
+func (o *Offsets) internTopic(topic string) string {
+	it, ok := o.topics[topic]
 	if !ok {
-		it.name = string(topic)
+		it.name = topic
 	}
 	it.groups++
 	o.topics[it.name] = it
 	return it.name
+}
+
+// topicName is the string of a topic name read from a record: the last topic's or the
+// interned one when the shard has it (no allocation), else a new string.
+func (o *Offsets) topicName(topic []byte) string {
+	if t := o.lastTopic; t != nil && t.name == string(topic) {
+		return t.name
+	}
+	if it, ok := o.topics[string(topic)]; ok {
+		return it.name
+	}
+	return string(topic)
 }
 
 // releaseTopic counts one group less using topic, dropping the name at zero.
@@ -257,11 +269,11 @@ func (o *Offsets) mutableGroup(group string, create bool) *groupOffsets {
 }
 
 // mutableTopic is mutableGroup for one topic of g (mutable); topic is interned when created.
-func (o *Offsets) mutableTopic(g *groupOffsets, topic []byte, create bool) *topicOffsets {
-	if t := o.lastTopic; t != nil && t.name == string(topic) {
+func (o *Offsets) mutableTopic(g *groupOffsets, topic string, create bool) *topicOffsets {
+	if t := o.lastTopic; t != nil && t.name == topic {
 		return t
 	}
-	e, ok := g.topics.Get(string(topic))
+	e, ok := g.topics.Get(topic)
 	switch {
 	case !ok && !create:
 		return nil
@@ -280,8 +292,8 @@ func (o *Offsets) mutableTopic(g *groupOffsets, topic []byte, create bool) *topi
 }
 
 // put stores v for group/topic/partition. group should be the group's own id string (shared
-// with st.Groups); topic is interned, so the bytes are not retained.
-func (o *Offsets) put(group string, topic []byte, partition int32, v OffsetValue) {
+// with st.Groups); topic is interned (a name new to the shard is kept as given).
+func (o *Offsets) put(group, topic string, partition int32, v OffsetValue) {
 	o.changed = true
 	g := o.mutableGroup(group, true)
 	t := o.mutableTopic(g, topic, true)
@@ -313,7 +325,7 @@ func (o *Offsets) remove(group, topic []byte, partition int32) bool {
 	}
 	o.changed = true
 	g := o.mutableGroup(string(group), false)
-	t = o.mutableTopic(g, topic, false)
+	t = o.mutableTopic(g, t.name, false)
 	t.parts.Delete(o.edit, partition)
 	if len(o.expire) > 0 {
 		delete(o.expire, expireKey{g.id, t.name, partition})
@@ -456,7 +468,7 @@ func (st *State) writeOffsetIn(arena *[]byte, group, topic string, partition int
 	if ov.ExpireMs != 0 {
 		ov.LeaderEpoch = -1 // v1 carries no leader epoch
 	}
-	applyOffset(st, group, nil, []byte(topic), partition, ov)
+	applyOffset(st, group, nil, topic, partition, ov)
 	st.out.Records = append(st.out.Records, rec)
 }
 
@@ -495,14 +507,14 @@ func replayOffsetCommit(st *State, key, value []byte) error {
 			ov.ExpireMs = v.ExpireTimestamp
 		}
 	}
-	applyOffset(st, "", group, topic, partition, ov)
+	applyOffset(st, "", group, st.Offsets.topicName(topic), partition, ov)
 	return nil
 }
 
 // applyOffset is what an OffsetCommit record does to the state: the group is groupStr, or
 // groupBytes when groupStr is empty. A commit for an unknown group creates a "simple" classic
 // group without protocol type (Kafka's OffsetMetadataManager.replay).
-func applyOffset(st *State, groupStr string, groupBytes, topic []byte, partition int32, ov OffsetValue) {
+func applyOffset(st *State, groupStr string, groupBytes []byte, topic string, partition int32, ov OffsetValue) {
 	var g Group
 	var ok bool
 	if groupStr != "" {
