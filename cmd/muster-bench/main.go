@@ -57,7 +57,7 @@ func benchCommand() *cobra.Command {
 		musterAddr, kfakeAddr               string
 		musterHTTP                          string
 		noKfake, keep                       bool
-		overrides                           []string
+		overrides, baseline                 []string
 	)
 	cmd := &cobra.Command{
 		Use:   "muster-bench",
@@ -127,6 +127,15 @@ rate of the data dir's filesystem.`,
 				defer p.Stop()
 				fmt.Fprintf(os.Stderr, "muster serve pid %d on %s (data dir %s)\n", p.Pid, p.Addr, filepath.Join(work, "muster-data"))
 				targets = append(targets, p.Target)
+				if len(baseline) > 0 {
+					bp, err := bench.StartMusterNamed(ctx, bench.BaselineTarget, bin, filepath.Join(work, "baseline-data"), overrideArgs(append(kvs, baseline...))...)
+					if err != nil {
+						return exitErr(1, err.Error())
+					}
+					defer bp.Stop()
+					fmt.Fprintf(os.Stderr, "baseline muster serve pid %d on %s (%s)\n", bp.Pid, bp.Addr, strings.Join(baseline, " "))
+					targets = append(targets, bp.Target)
+				}
 			}
 			if !noKfake {
 				if kfakeAddr != "" {
@@ -149,6 +158,9 @@ rate of the data dir's filesystem.`,
 				}
 			}
 			rep, err := bench.Run(ctx, o, targets, time.Now())
+			if rep != nil && len(baseline) > 0 {
+				rep.Baseline = strings.Join(baseline, " ")
+			}
 			if rep != nil {
 				rep.WriteTable(os.Stdout)
 				if out != "" {
@@ -210,6 +222,7 @@ rate of the data dir's filesystem.`,
 	f.StringVar(&dir, "dir", "", "work dir for the data dir, the fsync probe and binaries (default: a fresh temp dir)")
 	f.BoolVar(&keep, "keep", false, "keep the temp work dir")
 	f.StringArrayVar(&overrides, "override", nil, "broker config override key=value passed to muster serve (repeatable)")
+	f.StringArrayVar(&baseline, "baseline-override", nil, "start a second muster (\"baseline\") with these overrides on top of --override and measure it case by case next to muster (repeatable), e.g. to price a feature: --baseline-override muster.lag.enable=false")
 	return cmd
 }
 

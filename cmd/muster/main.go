@@ -8,6 +8,7 @@
 //	muster configs ...           kafka-configs.sh: describe and alter topic, broker, group and user (SCRAM) configs
 //	muster acls ...              kafka-acls.sh: add, remove and list ACLs
 //	muster storage format ...    kafka-storage.sh format --add-scram: bootstrap SCRAM users offline
+//	muster cluster status        cluster mode: nodes, their coordinator shards, lease epochs and expiries
 //
 // Benchmarks live in their own command, cmd/muster-bench, so this binary carries no benchmark code.
 package main
@@ -21,6 +22,7 @@ import (
 
 	"github.com/muster-io/muster/internal/cli/acls"
 	"github.com/muster-io/muster/internal/cli/clikit"
+	"github.com/muster-io/muster/internal/cli/cluster"
 	"github.com/muster-io/muster/internal/cli/configs"
 	"github.com/muster-io/muster/internal/cli/consumergroups"
 	"github.com/muster-io/muster/internal/cli/sharegroups"
@@ -37,7 +39,7 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(serveCommand(), consumergroups.NewCommand(), streamsgroups.NewCommand(), sharegroups.NewCommand(),
-		configs.NewCommand(), acls.NewCommand(), storage.NewCommand(), transactions.NewCommand())
+		configs.NewCommand(), acls.NewCommand(), storage.NewCommand(), transactions.NewCommand(), cluster.NewCommand())
 	if err := root.Execute(); err != nil {
 		var ee *clikit.ExitError
 		if errors.As(err, &ee) {

@@ -13,7 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/muster-io/muster/internal/broker"
+	"github.com/muster-io/muster/internal/cli/consumergroups"
+	"github.com/muster-io/muster/internal/cli/streamsgroups"
 	"github.com/muster-io/muster/internal/config"
+	"github.com/muster-io/muster/internal/console"
 )
 
 // startupGrace is how long a signal during start-up waits for start-up to finish, so that the
@@ -22,8 +25,8 @@ const startupGrace = 10 * time.Second
 
 func serveCommand() *cobra.Command {
 	var (
-		listen, dataDir, httpListen, configFile, logLevel string
-		overrides                                         []string
+		listen, dataDir, httpListen, configFile, logLevel, storeURL string
+		overrides                                                   []string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -31,7 +34,13 @@ func serveCommand() *cobra.Command {
 		Long: `Run muster: a Kafka listener, the group coordinator and the data plane on an embedded
 Pebble store in --data-dir. Broker config uses Kafka's key names, from --config (server.properties
 syntax) and repeatable --override key=value (later wins). An unknown key or a bad value stops
-start-up with every problem listed at once (exit 1). SIGTERM/SIGINT stop gracefully.`,
+start-up with every problem listed at once (exit 1). SIGTERM/SIGINT stop gracefully.
+
+Cluster mode: --store postgres://user@host:port/db (or cluster.store.url) makes this node one of
+several that share the group coordinator, ACLs and SCRAM credentials through that PostgreSQL
+database; the coordinator's shards are leased to the live nodes (cluster.lease.ttl.ms) and a
+stopping node hands its shards over first. Each node keeps its own node.id, listeners and
+--data-dir.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var lvl slog.Level
@@ -39,6 +48,9 @@ start-up with every problem listed at once (exit 1). SIGTERM/SIGINT stop gracefu
 				return exitErr(1, fmt.Sprintf("--log-level %q: want debug, info, warn or error", logLevel))
 			}
 			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+			if storeURL != "" {
+				overrides = append(overrides, "cluster.store.url="+storeURL)
+			}
 			vals, err := config.ParseFile(configFile, overrides)
 			if err != nil {
 				msg := "invalid configuration:\n  " + strings.ReplaceAll(err.Error(), "\n", "\n  ")
@@ -62,7 +74,8 @@ start-up with every problem listed at once (exit 1). SIGTERM/SIGINT stop gracefu
 			}
 			ch := make(chan started, 1)
 			go func() {
-				b, err := broker.Start(broker.Options{Listen: listen, HTTPListen: httpListen, DataDir: dataDir, Config: vals, Log: log})
+				b, err := broker.Start(broker.Options{Listen: listen, HTTPListen: httpListen, DataDir: dataDir, Config: vals, Log: log,
+					Tools: console.Tools{ConsumerGroups: consumergroups.NewCommand, StreamsGroups: streamsgroups.NewCommand}})
 				ch <- started{b, err}
 			}()
 			var b *broker.Broker
@@ -99,6 +112,7 @@ start-up with every problem listed at once (exit 1). SIGTERM/SIGINT stop gracefu
 	f.StringVar(&configFile, "config", "", "broker config file (Kafka server.properties syntax)")
 	f.StringArrayVar(&overrides, "override", nil, "broker config override key=value (repeatable)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	f.StringVar(&storeURL, "store", "", "cluster mode: postgres:// URL of the database the nodes share (sets cluster.store.url)")
 	return cmd
 }
 

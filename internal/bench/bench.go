@@ -219,6 +219,8 @@ type Report struct {
 	Results     []Result     `json:"results"`
 	Comparisons []Comparison `json:"comparisons"`
 	Notes       []string     `json:"notes"`
+	// Baseline describes the baseline muster's config overrides ("" without one).
+	Baseline string `json:"baseline,omitempty"`
 }
 
 // Run measures every selected workload on every target (interleaved case by case, so drift hits

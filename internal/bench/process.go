@@ -28,6 +28,11 @@ type Process struct {
 // another free loopback port (Target.HTTP) and the default durable store (every acknowledged commit is fsynced), and waits until it answers
 // ApiVersions. extra are additional serve flags (e.g. --override key=value).
 func StartMuster(ctx context.Context, bin, dataDir string, extra ...string) (*Process, error) {
+	return StartMusterNamed(ctx, "muster", bin, dataDir, extra...)
+}
+
+// StartMusterNamed is StartMuster for a target of another name (the baseline muster).
+func StartMusterNamed(ctx context.Context, name, bin, dataDir string, extra ...string) (*Process, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -39,7 +44,7 @@ func StartMuster(ctx context.Context, bin, dataDir string, extra ...string) (*Pr
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	http := net.JoinHostPort("127.0.0.1", strconv.Itoa(hport))
 	args := append([]string{"serve", "--listen", addr, "--data-dir", dataDir, "--http-listen", http, "--log-level", "warn"}, extra...)
-	p, err := start(ctx, "muster", addr, bin, args...)
+	p, err := start(ctx, name, addr, bin, args...)
 	if p != nil {
 		p.HTTP = http
 	}

@@ -43,7 +43,17 @@ type Comparison struct {
 	// process; 0 = not measured).
 	KfakeCPUus      float64 `json:"kfake_cpu_us_per_request,omitempty"`
 	RecordsPerFsync float64 `json:"muster_records_per_fsync,omitempty"`
+	// Baseline is a second muster with other config (--baseline-override), measured case by
+	// case next to muster; VsBaseline is Muster/Baseline (higher-is-better metrics).
+	Baseline      float64 `json:"baseline,omitempty"`
+	BaselineP50   float64 `json:"baseline_p50_ms,omitempty"`
+	BaselineP99   float64 `json:"baseline_p99_ms,omitempty"`
+	BaselineCPUus float64 `json:"baseline_cpu_us_per_request,omitempty"`
+	VsBaseline    float64 `json:"muster_vs_baseline,omitempty"`
 }
+
+// BaselineTarget is the name of the second muster target (--baseline-override).
+const BaselineTarget = "baseline"
 
 // compare derives the summary rows from the measured results.
 func compare(rs []Result) []Comparison {
@@ -124,6 +134,15 @@ func compare(rs []Result) []Comparison {
 			c.Kfake, c.KfakeP50, c.KfakeP99 = rate(f), f.P50ms, f.P99ms
 			c.KfakeCPUus = f.ServerCPUus
 		}
+		if bl, ok := byKey[k][BaselineTarget]; ok && !bl.Skipped {
+			c.Baseline, c.BaselineP50, c.BaselineP99, c.BaselineCPUus = rate(bl), bl.P50ms, bl.P99ms, bl.ServerCPUus
+			if c.Muster > 0 && c.Baseline > 0 {
+				c.VsBaseline = c.Muster / c.Baseline
+				if storm {
+					c.VsBaseline = c.Baseline / c.Muster
+				}
+			}
+		}
 		if c.Muster > 0 && c.Kfake > 0 {
 			c.VsKfake = c.Muster / c.Kfake
 			if storm { // a time: higher is worse, report speed
@@ -157,6 +176,9 @@ func (r *Report) WriteTable(w io.Writer) {
 }
 
 func (r *Report) writeComparisons(w io.Writer) {
+	if r.Baseline != "" {
+		r.writeBaseline(w)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "workload\tconns\tsize\tmetric\tmuster\tp50 ms\tp99 ms\tkfake\tp50 ms\tp99 ms\tmuster/kfake (kfake: in memory, no fsync)\tmuster/ApiVersions\tmuster/fsync\tmuster/pebble-sync\tmuster CPU µs/req\tkfake CPU µs/req\trecords/fsync\t")
 	for _, c := range r.Comparisons {
@@ -167,6 +189,27 @@ func (r *Report) writeComparisons(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Workload, c.Conns, size, c.Metric,
 			num(c.Muster), lat(c.MusterP50), lat(c.MusterP99), num(c.Kfake), lat(c.KfakeP50), lat(c.KfakeP99),
 			ratio(c.VsKfake), ratio(c.VsAPIVersions), ratio(c.VsFsync), ratio(c.VsPebble), optNum(c.MusterCPUus, 1), optNum(c.KfakeCPUus, 1), optNum(c.RecordsPerFsync, 2))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+}
+
+// writeBaseline prints muster next to the baseline muster (same binary, other config).
+func (r *Report) writeBaseline(w io.Writer) {
+	fmt.Fprintf(w, "muster vs baseline (%s), case by case in this run:\n", r.Baseline)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "workload\tconns\tsize\tmetric\tmuster\tp50 ms\tp99 ms\tCPU µs/req\tbaseline\tp50 ms\tp99 ms\tCPU µs/req\tmuster/baseline\t")
+	for _, c := range r.Comparisons {
+		if c.Baseline == 0 {
+			continue
+		}
+		size := strings.TrimSpace(sizeOf(c.Members, c.Groups, c.Partitions))
+		if size == "" {
+			size = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Workload, c.Conns, size, c.Metric,
+			num(c.Muster), lat(c.MusterP50), lat(c.MusterP99), optNum(c.MusterCPUus, 1),
+			num(c.Baseline), lat(c.BaselineP50), lat(c.BaselineP99), optNum(c.BaselineCPUus, 1), ratio(c.VsBaseline))
 	}
 	tw.Flush()
 	fmt.Fprintln(w)

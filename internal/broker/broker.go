@@ -26,11 +26,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/muster-io/muster/internal/config"
+	"github.com/muster-io/muster/internal/console"
 	"github.com/muster-io/muster/internal/coordinator"
 	"github.com/muster-io/muster/internal/coordinator/api"
 	"github.com/muster-io/muster/internal/coordinator/engine"
 	"github.com/muster-io/muster/internal/coordinator/txnapi"
 	"github.com/muster-io/muster/internal/data"
+	"github.com/muster-io/muster/internal/lag"
 	"github.com/muster-io/muster/internal/security"
 	"github.com/muster-io/muster/internal/security/tlsconf"
 	"github.com/muster-io/muster/internal/server"
@@ -49,6 +51,9 @@ type Options struct {
 	Log        *slog.Logger
 	// Clock drives the coordinator (tests pass a ManualClock); nil = wall clock.
 	Clock engine.Clock
+	// Tools are the admin commands the web console's operator actions run (cmd/muster passes
+	// its consumer-groups and streams-groups); without them the actions are refused.
+	Tools console.Tools
 }
 
 // Broker is a running muster.
@@ -66,7 +71,15 @@ type Broker struct {
 	httpSrv *http.Server
 	reg     *prometheus.Registry
 	metrics *runtimeMetrics
-	td      *api.TopologyDescriptions // KIP-1331; nil = no plugin
+	// reqMetrics are Kafka's RequestMetrics; nil without an HTTP listener (nothing to serve them).
+	reqMetrics *requestMetrics
+	td         *api.TopologyDescriptions // KIP-1331; nil = no plugin
+	lag        *lag.Monitor              // nil = lag monitoring off
+	lagStop    context.CancelFunc
+	console    *console.Console // nil = no web console
+	// consoleReady is set once the console can serve (the HTTP listener is up before the store
+	// opens; until then /ui and /api answer 503).
+	consoleReady atomic.Pointer[console.Console]
 
 	// The transaction coordinator (transactions.go).
 	txnRT      *txnapi.Runtime
@@ -80,8 +93,11 @@ type Broker struct {
 	secMetrics  *securityMetrics
 	tlsManagers []*tlsconf.Manager
 	guard       *diskguard.Guard // free space and store health: which writes are taken
-	wg          sync.WaitGroup
-	closeMu     sync.Once
+	// Cluster mode (cluster.go): nil on the embedded store.
+	cl             *clusterNode
+	clusterMetrics *clusterMetrics
+	wg             sync.WaitGroup
+	closeMu        sync.Once
 	// serving is set once Start has built everything: the HTTP endpoints, up from the start
 	// so that a start-up stuck on a full disk can say so, read the rest only then.
 	serving atomic.Bool
@@ -113,7 +129,9 @@ func Start(opts Options) (*Broker, error) {
 	b.metrics = newRuntimeMetrics(b.guard)
 	b.secMetrics = newSecurityMetrics() // /metrics registers it, before the store opens
 	b.txnMetrics = newTxnMetrics()
+	b.clusterMetrics = newClusterMetrics()
 	if opts.HTTPListen != "" {
+		b.reqMetrics = newRequestMetrics()
 		// Up before the store opens: Pebble flushes what its WAL holds before Open returns,
 		// which waits for space on a full disk; /readyz and /metrics say so meanwhile.
 		if err := b.startHTTP(); err != nil {
@@ -137,6 +155,11 @@ func Start(opts Options) (*Broker, error) {
 		b.Close()
 		return nil, err
 	}
+	if v.String("cluster.store.url") != "" {
+		if err := b.openCluster(v); err != nil {
+			return fail(err)
+		}
+	}
 	if err := b.setupSecurity(v); err != nil {
 		return fail(err)
 	}
@@ -159,30 +182,37 @@ func Start(opts Options) (*Broker, error) {
 		RetentionCheckInterval: v.Ms("log.retention.check.interval.ms"),
 		Values:                 v,
 		Guard:                  b.guard,
+		ProducerIDBlocks:       b.clusterProducerIDs(),
 	}, opts.Log)
 	if err != nil {
 		return fail(fmt.Errorf("loading partitions from %s: %w", opts.DataDir, err))
 	}
 	b.plane = plane
-	cst, err := store.OpenPebbleGuarded(db, int32(v.Int("offsets.topic.num.partitions")), b.guard)
-	if err != nil {
-		return fail(fmt.Errorf("coordinator store in %s: %w", opts.DataDir, err))
-	}
-	// __consumer_offsets: one partition per shard, holding what the shards commit.
-	offsets := &offsetsTopic{plane: plane, log: opts.Log}
-	created, err := plane.EnsureGroupMetadataTopic(cst.Config().Shards, v.Int("offsets.topic.segment.bytes"),
-		int16(v.Int("offsets.topic.compression.codec")))
-	if err != nil {
-		return fail(err)
-	}
-	if created {
-		if err := offsets.fill(context.Background(), db, cst); err != nil {
+	var cst store.Store
+	if b.cl != nil {
+		cst = b.cl.groups // shards leased through the cluster store
+	} else {
+		pst, err := store.OpenPebbleGuarded(db, int32(v.Int("offsets.topic.num.partitions")), b.guard)
+		if err != nil {
+			return fail(fmt.Errorf("coordinator store in %s: %w", opts.DataDir, err))
+		}
+		// __consumer_offsets: one partition per shard, holding what the shards commit.
+		offsets := &offsetsTopic{plane: plane, log: opts.Log}
+		created, err := plane.EnsureGroupMetadataTopic(pst.Config().Shards, v.Int("offsets.topic.segment.bytes"),
+			int16(v.Int("offsets.topic.compression.codec")))
+		if err != nil {
 			return fail(err)
 		}
+		if created {
+			if err := offsets.fill(context.Background(), db, pst); err != nil {
+				return fail(err)
+			}
+		}
+		pst.SetMirror(offsets)
+		plane.SetGroupMetadataCleanFloor(pst.CheckpointOffset)
+		b.cst = pst
+		cst = pst
 	}
-	cst.SetMirror(offsets)
-	plane.SetGroupMetadataCleanFloor(cst.CheckpointOffset)
-	b.cst = cst
 	ccfg := coordinator.ConfigFrom(v)
 	groupConfigs := api.NewGroupConfigView(v, plane.GroupConfigs())
 	offsetViews := api.NewOffsetViews(ccfg.Shards)
@@ -199,6 +229,7 @@ func Start(opts Options) (*Broker, error) {
 		Refresh:    refreshShard(plane, groupConfigs),
 		Writes:     groupWrites{b.guard},
 		Snapshot:   offsetViews.Snapshot,
+		Managed:    b.cl != nil,
 	})
 	b.svc = &api.Service{RT: b.rt, Cfg: ccfg, Log: opts.Log, Topics: topics{plane},
 		Self: api.Endpoint{NodeID: v.NodeID(), Host: host, Port: port}, Writes: groupWrites{b.guard}, Offsets: offsetViews}
@@ -212,19 +243,34 @@ func Start(opts Options) (*Broker, error) {
 	if err := b.startTransactions(v); err != nil {
 		return fail(err)
 	}
+	if b.cl != nil {
+		if err := b.startCluster(v); err != nil {
+			return fail(err)
+		}
+	}
 	if b.td != nil {
 		b.td.StartCleanup(b.svc, ccfg.Offsets.RetentionCheck)
 	}
 
-	b.srv = server.New(server.Options{
+	sopts := server.Options{
 		MaxRequestBytes:  int32(v.Int("socket.request.max.bytes")),
 		MaxConnections:   int(v.Int("muster.max.connections")),
 		MaxInflightBytes: v.Int("muster.connection.max.inflight.bytes"),
 		IdleTimeout:      idleTimeout(v.Int("connections.max.idle.ms")),
 		ClusterID:        clusterID,
 		NodeID:           v.NodeID(),
-	}, opts.Log)
+	}
+	if b.reqMetrics != nil {
+		sopts.Observer = b.reqMetrics
+	}
+	b.srv = server.New(sopts, opts.Log)
+	if b.lag, err = b.newLagMonitor(); err != nil {
+		return fail(err)
+	}
 	b.registerHandlers()
+	if b.lag != nil {
+		b.runLag()
+	}
 	for _, bl := range b.lns {
 		b.wg.Add(1)
 		go func(bl boundListener) {
@@ -234,6 +280,7 @@ func Start(opts Options) (*Broker, error) {
 			}
 		}(bl)
 	}
+	b.startConsole()
 	b.serving.Store(true)
 	for _, k := range []string{"log.dirs", "log.dir"} {
 		if v.IsSet(k) {
@@ -315,6 +362,9 @@ func (b *Broker) Runtime() *api.Runtime { return b.rt }
 // Coordinator exposes the group coordinator's adapters (tests).
 func (b *Broker) Coordinator() *api.Service { return b.svc }
 
+// Lag is the lag monitor (nil when muster.lag.enable is false).
+func (b *Broker) Lag() *lag.Monitor { return b.lag }
+
 // Transactions exposes the transaction coordinator's adapters (tests).
 func (b *Broker) Transactions() *txnapi.Service { return b.txnSvc }
 
@@ -329,9 +379,9 @@ func (b *Broker) Guard() *diskguard.Guard { return b.guard }
 func (b *Broker) GroupConfigs() config.GroupConfigs { return b.plane.GroupConfigs() }
 
 // WaitReady blocks until every shard (of the group and the transaction coordinators) is loaded
-// or ctx ends.
+// (cluster mode: every shard this node holds, after its first balancing round) or ctx ends.
 func (b *Broker) WaitReady(ctx context.Context) error {
-	for !b.rt.Ready() || !b.txnRT.Ready() {
+	for ok, _ := b.clusterReadiness(); !b.rt.Ready() || !b.txnRT.Ready() || !ok; ok, _ = b.clusterReadiness() {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -349,6 +399,10 @@ func (b *Broker) WaitReady(ctx context.Context) error {
 func (b *Broker) Close() error {
 	var err error
 	b.closeMu.Do(func() {
+		b.drainCluster() // cluster mode: hand every shard over while still serving
+		if b.console != nil {
+			b.console.Close()
+		}
 		if b.httpSrv != nil {
 			b.httpSrv.Close()
 		}
@@ -358,6 +412,9 @@ func (b *Broker) Close() error {
 			for _, bl := range b.lns {
 				bl.ln.Close()
 			}
+		}
+		if b.lagStop != nil {
+			b.lagStop()
 		}
 		b.wg.Wait()
 		for _, m := range b.tlsManagers {
@@ -373,6 +430,7 @@ func (b *Broker) Close() error {
 				b.log.Warn("coordinator store: last checkpoint failed (the next start reads the records from __consumer_offsets)", "err", cerr)
 			}
 		}
+		b.closeCluster()
 		b.closeTopologyDescriptionPlugin()
 		if b.plane != nil {
 			b.plane.Close()

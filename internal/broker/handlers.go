@@ -58,7 +58,7 @@ func (b *Broker) registerHandlers() {
 			return a.ListOffsets(ctx, b.dataReq(r), r.Body.(*kmsg.ListOffsetsRequest))
 		},
 		3: func(ctx context.Context, r *server.Request) kmsg.Response {
-			return a.Metadata(ctx, b.dataReq(r), r.Body.(*kmsg.MetadataRequest))
+			return b.withClusterBrokers(a.Metadata(ctx, b.dataReq(r), r.Body.(*kmsg.MetadataRequest)), r.Listener)
 		},
 		19: func(ctx context.Context, r *server.Request) kmsg.Response {
 			return a.CreateTopics(ctx, b.dataReq(r), r.Body.(*kmsg.CreateTopicsRequest))
@@ -82,7 +82,7 @@ func (b *Broker) registerHandlers() {
 			return a.CreatePartitions(ctx, b.dataReq(r), r.Body.(*kmsg.CreatePartitionsRequest))
 		},
 		60: func(ctx context.Context, r *server.Request) kmsg.Response {
-			return a.DescribeCluster(ctx, b.dataReq(r), r.Body.(*kmsg.DescribeClusterRequest))
+			return b.withClusterNodes(a.DescribeCluster(ctx, b.dataReq(r), r.Body.(*kmsg.DescribeClusterRequest)), r.Listener)
 		},
 		29: func(_ context.Context, r *server.Request) kmsg.Response {
 			return adm.DescribeACLs(b.check(r), r.Body.(*kmsg.DescribeACLsRequest))
@@ -113,6 +113,9 @@ func (b *Broker) registerHandlers() {
 	for _, ch := range b.svc.Handlers() {
 		coord[ch.Key] = b.coordHandler(ch)
 	}
+	if b.lag != nil {
+		coord[kmsg.OffsetCommit.Int16()] = b.observeCommits(coord[kmsg.OffsetCommit.Int16()])
+	}
 	for _, w := range wire.Supported {
 		if hd, ok := h[w.Key]; ok {
 			b.srv.Handle(w.Key, hd)
@@ -124,7 +127,8 @@ func (b *Broker) registerHandlers() {
 
 // coordHandler adapts a group coordinator API to a server handler, passing the request's
 // version and client, its authorization, and the endpoint of the listener it came in on (which
-// FindCoordinator answers).
+// FindCoordinator answers; in cluster mode another node's endpoint on that listener comes from
+// the registry).
 func (b *Broker) coordHandler(h api.Handler) server.Handler {
 	return func(ctx context.Context, r *server.Request) kmsg.Response {
 		ar := api.Req{
@@ -134,6 +138,10 @@ func (b *Broker) coordHandler(h api.Handler) server.Handler {
 		if r.Listener != nil {
 			ar.Host, ar.Port = r.Listener.AdvertisedHost, r.Listener.AdvertisedPort
 		}
-		return h.Serve(ctx, ar, r.Body)
+		resp := h.Serve(ctx, ar, r.Body)
+		if fc, ok := resp.(*kmsg.FindCoordinatorResponse); ok && b.cl != nil && r.Listener != nil {
+			b.rewriteCoordinatorEndpoint(fc, r.Listener) // cluster mode: other nodes' endpoints
+		}
+		return resp
 	}
 }

@@ -16,8 +16,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/muster-io/muster/internal/console"
 	"github.com/muster-io/muster/internal/coordinator"
 	"github.com/muster-io/muster/internal/coordinator/engine"
+	"github.com/muster-io/muster/internal/security"
 	"github.com/muster-io/muster/internal/store/diskguard"
 )
 
@@ -117,6 +119,8 @@ var (
 	descConns         = prometheus.NewDesc("muster_connections_open", "Open Kafka connections.", nil, nil)
 	descBadFrames     = prometheus.NewDesc("muster_bad_frames_total", "Connections closed for bad input (oversized or malformed frames, unknown keys or versions).", nil, nil)
 	descRequests      = prometheus.NewDesc("muster_requests_total", "Requests by API.", []string{"api"}, nil)
+	descRebalances    = prometheus.NewDesc("muster_group_coordinator_rebalances_by_cause_total",
+		"Group epoch bumps (classic generation bumps) by group type and main cause, as the rebalance history records them.", []string{"group_type", "cause"}, nil)
 )
 
 func init() {
@@ -130,7 +134,7 @@ func (g groupCollector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- d
 	}
 	describeShare(ch)
-	for _, d := range []*prometheus.Desc{descOffsetCount, descGroupCount, descClassicCount, descConsumerCount, descStreamsCount, descShareCount, descQueue, descShardState, descConns, descBadFrames, descRequests} {
+	for _, d := range []*prometheus.Desc{descOffsetCount, descGroupCount, descClassicCount, descConsumerCount, descStreamsCount, descShareCount, descQueue, descShardState, descConns, descBadFrames, descRequests, descRebalances} {
 		ch <- d
 	}
 }
@@ -153,9 +157,18 @@ func (g groupCollector) Collect(ch chan<- prometheus.Metric) {
 	// One read-only operation per shard, in parallel; a loading or failed shard is skipped for
 	// this scrape.
 	snaps, ok := g.b.svc.Stats(ctx)
+	rebalances := map[coordinator.RebalanceKey]int64{}
+	for _, t := range []coordinator.GroupType{coordinator.TypeClassic, coordinator.TypeConsumer, coordinator.TypeStreams, coordinator.TypeShare} {
+		for _, c := range coordinator.AllCauses {
+			rebalances[coordinator.RebalanceKey{Type: t, Cause: c}] = 0
+		}
+	}
 	for i, s := range snaps {
 		if !ok[i] {
 			continue
+		}
+		for k, n := range s.Metrics.Rebalances {
+			rebalances[k] += n
 		}
 		sum.OffsetCommits += s.Metrics.OffsetCommits
 		sum.OffsetExpirations += s.Metrics.OffsetExpirations
@@ -185,6 +198,9 @@ func (g groupCollector) Collect(ch chan<- prometheus.Metric) {
 	for name, v := range vals {
 		ch <- prometheus.MustNewConstMetric(descCounters[name], prometheus.CounterValue, float64(v))
 	}
+	for k, n := range rebalances {
+		ch <- prometheus.MustNewConstMetric(descRebalances, prometheus.CounterValue, float64(n), string(k.Type), string(k.Cause))
+	}
 	ch <- prometheus.MustNewConstMetric(descOffsetCount, prometheus.GaugeValue, float64(offsets))
 	for p, n := range byProto {
 		ch <- prometheus.MustNewConstMetric(descGroupCount, prometheus.GaugeValue, float64(n), p)
@@ -213,14 +229,43 @@ func (g groupCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// operatorListener is the listener the console's operator actions connect to: the first
+// PLAINTEXT one ("" when every listener needs TLS or SASL, and the console's actions fail with
+// a message saying so until the console authenticates as a principal of its own).
+func (b *Broker) operatorListener() string {
+	for _, bl := range b.lns {
+		if bl.l.Protocol == security.Plaintext {
+			return bl.ln.Addr().String()
+		}
+	}
+	return ""
+}
+
+// startConsole builds the web console once the coordinator and the data plane are up.
+func (b *Broker) startConsole() {
+	if b.httpSrv == nil || !b.opts.Config.Bool("muster.console.enable") {
+		return
+	}
+	b.console = console.New(console.Deps{Coordinator: b.svc, Plane: b.plane, Lag: b.lag,
+		Operator: &console.CLIOperator{Bootstrap: b.operatorListener(), Tools: b.opts.Tools},
+		NodeID:   b.opts.Config.NodeID(), Kafka: b.Addr(), Now: b.opts.Clock.Now, Log: b.log})
+	b.console.Start()
+	b.consoleReady.Store(b.console)
+}
+
 func (b *Broker) startHTTP() error {
 	b.reg = prometheus.NewRegistry()
 	b.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	b.metrics.register(b.reg)
+	b.clusterMetrics.register(b.reg)
 	b.reg.MustRegister(groupCollector{b})
 	b.reg.MustRegister(topoDescCollector{b})
 	b.reg.MustRegister(txnCollector{b}, b.txnMetrics.markers)
 	b.reg.MustRegister(b.secMetrics.auth, b.secMetrics.denials)
+	if b.reqMetrics != nil {
+		b.reg.MustRegister(b.reqMetrics)
+	}
+	b.reg.MustRegister(lagCollector{b})
 	b.reg.MustRegister(storageCollector{b.guard})
 	b.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "muster_store_wal_syncs_total",
 		Help: "fsyncs of the store's write-ahead log (group commit: committed records per sync = rate(muster_coordinator_batch_records_sum) / rate(this))."},
@@ -240,14 +285,18 @@ func (b *Broker) startHTTP() error {
 		st := b.rt.ShardStatus()
 		var notReady []string
 		for i, s := range st {
-			if s != "active" {
+			if s != "active" && s != "unowned" { // unowned: served by another cluster node
 				notReady = append(notReady, fmt.Sprintf("shard %d %s", i, s))
 			}
 		}
 		for i, s := range b.txnRT.ShardStatus() {
-			if s != "active" {
+			if s != "active" && s != "unowned" {
 				notReady = append(notReady, fmt.Sprintf("transaction shard %d %s", i, s))
 			}
+		}
+		clusterOK, clusterNote := b.clusterReadiness()
+		if !clusterOK {
+			notReady = append([]string{clusterNote}, notReady...)
 		}
 		// A failed store is not ready (it serves reads only); one short of space is ready and
 		// says so (reads, deletes and retention work; writes that grow it are refused).
@@ -264,6 +313,10 @@ func (b *Broker) startHTTP() error {
 			fmt.Fprintf(w, "ready: %d shards loaded; %s\n", len(st), note)
 			return
 		}
+		if clusterNote != "" {
+			fmt.Fprintf(w, "ready: %s\n", clusterNote)
+			return
+		}
 		fmt.Fprintf(w, "ready: %d shards loaded\n", len(st))
 	})
 	mux.Handle("/metrics", promhttp.HandlerFor(b.reg, promhttp.HandlerOpts{}))
@@ -273,6 +326,22 @@ func (b *Broker) startHTTP() error {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if b.opts.Config.Bool("muster.console.enable") {
+		// The console's routes answer 503 until the broker has built what they read.
+		starting := func(w http.ResponseWriter, r *http.Request) {
+			c := b.consoleReady.Load()
+			if c == nil {
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, "muster is starting: the console serves once the store is open", http.StatusServiceUnavailable)
+				return
+			}
+			c.ServeHTTP(w, r)
+		}
+		mux.HandleFunc("/ui", starting)
+		mux.HandleFunc("/ui/", starting)
+		mux.HandleFunc("/api/", starting)
+		mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui", http.StatusFound) })
+	}
 	ln, err := net.Listen("tcp", b.opts.HTTPListen)
 	if err != nil {
 		return fmt.Errorf("http listen %s: %w", b.opts.HTTPListen, err)

@@ -38,7 +38,7 @@ func (o *offsetsTopic) Stage(shard int32, recs []store.Record, b *pebble.Batch) 
 		}
 		k, v, err := coordinator.KafkaRecord(r.Key, r.Value)
 		if errors.Is(err, coordinator.ErrNotKafkaRecord) {
-			continue // pending transactional offsets: the OffsetCommit records of their commit follow
+			continue // muster's own records (rebalance history, share-partition state, pending transactional offsets: the OffsetCommit records of their commit follow)
 		}
 		if err != nil {
 			if o.skipped.Add(1) <= 10 {

@@ -58,7 +58,10 @@ func (m *securityMetrics) onDenied(rt security.ResourceType) {
 
 // setupSecurity opens the security store, the SCRAM credentials and the authorizer.
 func (b *Broker) setupSecurity(v *config.Values) error {
-	st := store.NewSecurityPebble(b.db)
+	var st security.Store = store.NewSecurityPebble(b.db)
+	if b.cl != nil {
+		st = b.cl.db.Security() // shared by every node of the cluster
+	}
 	creds, err := security.NewScramCredentials(st)
 	if err != nil {
 		return err

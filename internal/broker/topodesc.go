@@ -9,9 +9,9 @@ import (
 )
 
 // newTopologyDescriptions builds the KIP-1331 plugin named by
-// group.streams.topology.description.plugin.class (memory, disk under dataDir, or http) and the
-// coordinator's solicitation state around it. It returns nil, nil when no plugin is configured
-// (the feature is off).
+// group.streams.topology.description.plugin.class (memory, disk under dataDir, or http; in
+// cluster mode postgres, which replaces disk) and the coordinator's solicitation state around
+// it. It returns nil, nil when no plugin is configured (the feature is off).
 func newTopologyDescriptions(v *config.Values, dataDir string, b *Broker) (*api.TopologyDescriptions, error) {
 	props := map[string]string{}
 	for _, k := range []string{topodesc.ConfigPluginClass, topodesc.ConfigMaxBytes, topodesc.ConfigHTTPURL} {
@@ -20,6 +20,9 @@ func newTopologyDescriptions(v *config.Values, dataDir string, b *Broker) (*api.
 	cfg, err := topodesc.ParseConfig(props, dataDir)
 	if err != nil {
 		return nil, err
+	}
+	if b.cl != nil {
+		cfg.Shared = b.cl.db.Topologies() // cluster mode: disk → postgres, shared by the nodes
 	}
 	plugin, err := topodesc.New(cfg)
 	if err != nil {

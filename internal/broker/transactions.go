@@ -9,6 +9,7 @@ import (
 
 	"github.com/muster-io/muster/internal/config"
 	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/coordinator/api"
 	"github.com/muster-io/muster/internal/coordinator/engine"
 	"github.com/muster-io/muster/internal/coordinator/txn"
 	"github.com/muster-io/muster/internal/coordinator/txnapi"
@@ -24,9 +25,16 @@ import (
 // (offset markers, TxnOffsetCommit verification, FindCoordinator for transactional ids).
 func (b *Broker) startTransactions(v *config.Values) error {
 	tcfg := txn.ConfigFrom(v)
-	st, err := store.OpenPebbleNamespace(b.db, store.TransactionNamespace, tcfg.Shards, b.guard)
+	// Cluster mode: the shards are leased like the group coordinator's (kind "txn").
+	cst, lease, err := b.clusterCoordinator("txn", tcfg.Shards, "transaction.state.log.num.partitions")
 	if err != nil {
 		return fmt.Errorf("transaction coordinator store: %w", err)
+	}
+	var st store.Store = cst
+	if cst == nil {
+		if st, err = store.OpenPebbleNamespace(b.db, store.TransactionNamespace, tcfg.Shards, b.guard); err != nil {
+			return fmt.Errorf("transaction coordinator store: %w", err)
+		}
 	}
 	b.txnSvc = txnapi.New(tcfg, b.log.With("component", "txn"), txnData{b.plane}, b.svc)
 	b.txnSvc.Hooks = b.txnMetrics.hooks()
@@ -39,8 +47,13 @@ func (b *Broker) startTransactions(v *config.Values) error {
 		Clock:      b.opts.Clock,
 		Log:        b.log,
 		QueueDepth: int(v.Int("muster.shard.queue.depth")),
+		Managed:    cst != nil,
 	})
 	b.txnSvc.RT = b.txnRT
+	if lease != nil {
+		lease(b.txnRT)
+		b.svc.TxnDirectory = txnDirectory{b}
+	}
 	if v.Bool("transaction.partition.verification.enable") {
 		b.plane.SetTxnVerifier(txnVerifier{b.txnSvc})
 		b.svc.Txn = b.txnSvc
@@ -294,4 +307,12 @@ type producerIDs struct{ s *txnapi.Service }
 
 func (p producerIDs) InitProducerID(ctx context.Context, req *kmsg.InitProducerIDRequest) *kmsg.InitProducerIDResponse {
 	return p.s.InitProducerID(ctx, coordinator.Meta{APIVersion: req.Version}, req)
+}
+
+// txnDirectory answers FindCoordinator for transactional ids whose shard another cluster node
+// serves.
+type txnDirectory struct{ b *Broker }
+
+func (d txnDirectory) Coordinator(shard int32) (api.Endpoint, bool) {
+	return d.b.clusterOwner("txn", shard)
 }

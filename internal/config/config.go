@@ -50,8 +50,8 @@ type Def struct {
 func i64(v int64) *int64 { return &v }
 
 // Defs is every key muster accepts, with Kafka's defaults unless noted: the broker and group keys
-// below, then the log keys (logDefs).
-var Defs = append(brokerDefs, logDefs...)
+// below, then the log keys (logDefs), then muster's observability keys (observeDefs).
+var Defs = append(append(brokerDefs, logDefs...), observeDefs...)
 
 var brokerDefs = []Def{
 	{Name: "node.id", Kind: Int, Default: "0", Min: i64(0), Doc: "broker id (Kafka)"},
@@ -59,6 +59,8 @@ var brokerDefs = []Def{
 	{Name: "advertised.listeners", Kind: String, Default: "", Doc: "NAME://host:port per listener that clients should use; default: the bound address"},
 	{Name: "listeners", Kind: String, Default: "", Doc: "NAME://host:port,... listeners (names mapped by listener.security.protocol.map); --listen is a shortcut for one PLAINTEXT listener"},
 	{Name: "broker.rack", Kind: String, Default: "", Doc: "rack of this broker (KIP-881/KIP-1101)"},
+	{Name: "cluster.store.url", Kind: String, Default: "", Doc: "muster: cluster mode: postgres://user@host:port/db of the PostgreSQL database that muster nodes share (coordinator records, leases, node registry, ACLs, SCRAM credentials); empty: one node on the embedded Pebble store (--store sets it too)"},
+	{Name: "cluster.lease.ttl.ms", Kind: Int, Default: "5000", Min: i64(1000), Doc: "muster: time-to-live of a cluster node's registration, which its shard leases live by; a node that stops renewing loses its shards to the others after it"},
 	{Name: "cluster.id", Kind: String, Default: "", Doc: "muster: cluster id reported in Metadata; default derived from the data dir"},
 	{Name: "log.dirs", Kind: String, Default: "", Doc: "accepted for compatibility; muster stores data in --data-dir"},
 	{Name: "log.dir", Kind: String, Default: "", Doc: "accepted for compatibility; muster stores data in --data-dir"},

@@ -57,6 +57,9 @@ type ClassicGroup struct {
 	// initialDelayRemaining is how long the initial-rebalance delay may still extend.
 	initialDelayRemaining time.Duration
 	inInitialDelay        bool
+	// causes are why the rebalance in progress began and what joined or left since: recorded
+	// with the generation bump that completes it (rebalance history); in memory only.
+	causes []RebalanceCause
 }
 
 type classicProtocol struct {
@@ -467,7 +470,7 @@ func onLoadedClassic(st *State) {
 			g.scheduleSession(st, g.members[id])
 		}
 		if st.Cfg.Classic.MaxSize > 0 && len(g.members) > st.Cfg.Classic.MaxSize {
-			g.prepareRebalance(st, "freshly loaded group is over group.max.size")
+			g.prepareRebalance(st, RebalanceCause{Kind: CauseMemberFenced, Reason: "the loaded group is over group.max.size"})
 		}
 	}
 }

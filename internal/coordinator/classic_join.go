@@ -81,7 +81,7 @@ func (g *ClassicGroup) join(st *State, c *JoinCall, req *kmsg.JoinGroupRequest, 
 		// Kafka removes an existing member that is turned away and answers with no member id.
 		if m := g.members[req.MemberID]; m != nil {
 			g.dropMember(st, m, kerr.GroupMaxSizeReached)
-			g.onMemberRemoved(st)
+			g.onMemberRemoved(st, RebalanceCause{Kind: CauseMemberFenced, Member: m.id, Reason: "group.max.size reached"})
 		}
 		c.Reply(st, joinError(c, req, kerr.GroupMaxSizeReached, ""))
 		return
@@ -205,11 +205,15 @@ func (g *ClassicGroup) joinKnownMember(st *State, c *JoinCall, req *kmsg.JoinGro
 			return
 		}
 		g.updateMember(st, m, c, req, session)
-		g.prepareRebalance(st, "member "+id+" changed its protocols")
+		g.prepareRebalance(st, RebalanceCause{Kind: CauseSubscriptionChanged, Member: id, Reason: "changed its protocols"})
 	case ClassicStable:
 		if id == g.leader || !sameProtocols(m, req) {
 			g.updateMember(st, m, c, req, session)
-			g.prepareRebalance(st, "leader or changed member "+id+" rejoined")
+			reason := "the leader rejoined"
+			if id != g.leader {
+				reason = "rejoined with changed protocols"
+			}
+			g.prepareRebalance(st, RebalanceCause{Kind: CauseMemberRejoined, Member: id, Reason: reason})
 			return
 		}
 		g.scheduleSession(st, m)
@@ -285,11 +289,13 @@ func (g *ClassicGroup) addMemberAndRebalance(st *State, c *JoinCall, req *kmsg.J
 	st.Timers.ScheduleTagged(heartbeatKey(g.id, id), g, st.Now.Add(classicNewMemberJoinTimeout), func(st *State) {
 		g.expireMember(st, id)
 	})
+	joined := RebalanceCause{Kind: CauseMemberJoined, Member: id}
 	if g.state == ClassicPreparingRebalance {
+		g.noteCause(joined)
 		g.maybeCompleteJoin(st)
 		return
 	}
-	g.prepareRebalance(st, "new member "+id+" joined")
+	g.prepareRebalance(st, joined)
 }
 
 // replaceStaticMember gives a known group.instance.id a new member id (KIP-345, Kafka's
@@ -337,7 +343,7 @@ func (g *ClassicGroup) replaceStaticMember(st *State, c *JoinCall, req *kmsg.Joi
 	switch g.state {
 	case ClassicStable:
 		if g.selectProtocol() != g.protocolName {
-			g.prepareRebalance(st, "static member "+*req.InstanceID+" changed the selected protocol")
+			g.prepareRebalance(st, RebalanceCause{Kind: CauseSubscriptionChanged, Member: m.id, Reason: "static member " + *req.InstanceID + " changed the selected protocol"})
 			return
 		}
 		g.setJoin(m, nil)
@@ -354,7 +360,7 @@ func (g *ClassicGroup) replaceStaticMember(st *State, c *JoinCall, req *kmsg.Joi
 		}
 		c.Reply(st, resp)
 	case ClassicCompletingRebalance:
-		g.prepareRebalance(st, "static member "+*req.InstanceID+" rejoined during CompletingRebalance")
+		g.prepareRebalance(st, RebalanceCause{Kind: CauseMemberRejoined, Member: m.id, Reason: "static member " + *req.InstanceID + " rejoined during CompletingRebalance"})
 	default:
 		g.maybeCompleteJoin(st)
 	}
@@ -363,7 +369,8 @@ func (g *ClassicGroup) replaceStaticMember(st *State, c *JoinCall, req *kmsg.Joi
 // prepareRebalance moves the group to PreparingRebalance and arms the join timer: the initial
 // delay for an Empty group (group.initial.rebalance.delay.ms, extended per new member up to the
 // rebalance timeout), else the longest member rebalance timeout.
-func (g *ClassicGroup) prepareRebalance(st *State, reason string) {
+func (g *ClassicGroup) prepareRebalance(st *State, cause RebalanceCause) {
+	g.noteCause(cause)
 	if g.state == ClassicCompletingRebalance {
 		for _, id := range g.memberIDs() { // replies in member-id order, not map order
 			m := g.members[id]
@@ -378,7 +385,7 @@ func (g *ClassicGroup) prepareRebalance(st *State, reason string) {
 	clear(g.pendingSync)
 	wasEmpty := g.state == ClassicEmpty
 	g.transition(st, ClassicPreparingRebalance)
-	st.Log.Debug("classic group preparing rebalance", "group", g.id, "reason", reason)
+	st.Log.Debug("classic group preparing rebalance", "group", g.id, "reason", cause.String())
 	timeout := g.maxRebalanceTimeout()
 	if wasEmpty && st.Cfg.Classic.InitialRebalanceDelay > 0 {
 		delay := st.Cfg.Classic.InitialRebalanceDelay
@@ -457,6 +464,7 @@ func (g *ClassicGroup) completeJoin(st *State) {
 	for _, id := range ids {
 		m := g.members[id]
 		if m.joinCall == nil && m.instanceID == nil {
+			g.noteCause(RebalanceCause{Kind: CauseMemberFenced, Member: id, Reason: "did not rejoin within the rebalance timeout"})
 			g.removeMember(st, id)
 		}
 	}
@@ -467,6 +475,7 @@ func (g *ClassicGroup) completeJoin(st *State) {
 		return
 	}
 	g.generation++
+	st.recordRebalance(g.id, TypeClassic, g.generation-1, g.generation, g.takeCauses())
 	clear(g.pendingSync)
 	if len(g.members) == 0 {
 		g.protocolName = ""
@@ -613,15 +622,20 @@ func (g *ClassicGroup) expireMember(st *State, id string) {
 	}
 	st.Log.Info("classic group member session expired", "group", g.id, "member", id)
 	g.dropMember(st, m, kerr.UnknownMemberID)
-	g.onMemberRemoved(st)
+	reason := "session timeout"
+	if m.isNew {
+		reason = "a new member did not complete its join in time"
+	}
+	g.onMemberRemoved(st, RebalanceCause{Kind: CauseMemberFenced, Member: id, Reason: reason})
 }
 
-// onMemberRemoved moves the group on after a member left or expired.
-func (g *ClassicGroup) onMemberRemoved(st *State) {
+// onMemberRemoved moves the group on after a member left or expired (cause says which).
+func (g *ClassicGroup) onMemberRemoved(st *State, cause RebalanceCause) {
 	switch g.state {
 	case ClassicStable, ClassicCompletingRebalance:
-		g.prepareRebalance(st, "member left")
+		g.prepareRebalance(st, cause)
 	case ClassicPreparingRebalance:
+		g.noteCause(cause)
 		if len(g.members) == 0 && len(g.pending) == 0 {
 			g.completeJoin(st)
 			return
@@ -639,13 +653,21 @@ func (g *ClassicGroup) expireSync(st *State, gen int32) {
 	if len(g.pendingSync) == 0 {
 		return
 	}
+	var causes []RebalanceCause
 	for _, id := range sortedKeys(g.pendingSync) {
 		if m := g.members[id]; m != nil {
 			g.dropMember(st, m, kerr.UnknownMemberID)
+			causes = append(causes, RebalanceCause{Kind: CauseMemberFenced, Member: id, Reason: "sync timeout"})
 		}
 	}
 	clear(g.pendingSync)
-	g.prepareRebalance(st, "members did not sync in time")
+	if len(causes) == 0 {
+		causes = []RebalanceCause{{Kind: CauseMemberFenced, Reason: "sync timeout"}}
+	}
+	for _, c := range causes {
+		g.noteCause(c)
+	}
+	g.prepareRebalance(st, causes[0])
 }
 
 // syncReceived records that member id sent SyncGroup for this generation; the sync timer stops

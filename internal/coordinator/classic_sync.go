@@ -195,6 +195,7 @@ func LeaveGroup(req *kmsg.LeaveGroupRequest) func(st *State, c *LeaveCall) {
 			return
 		}
 		removed := false
+		var left []RebalanceCause
 		for _, lm := range members {
 			rm := kmsg.NewLeaveGroupResponseMember()
 			rm.MemberID, rm.InstanceID = lm.MemberID, lm.InstanceID
@@ -230,6 +231,14 @@ func LeaveGroup(req *kmsg.LeaveGroupRequest) func(st *State, c *LeaveCall) {
 				}
 				g.removeMember(st, id)
 				removed = true
+				kind, reason := CauseMemberLeft, "LeaveGroup"
+				if lm.Reason != nil {
+					reason += ": " + *lm.Reason
+				}
+				if lm.InstanceID != nil && lm.MemberID == "" {
+					kind = CauseAdminRemoval // a static member removed by its instance id alone
+				}
+				left = append(left, RebalanceCause{Kind: kind, Member: id, Reason: reason})
 			}
 			rm.ErrorCode = ErrorCode(err)
 			if req.Version < 3 {
@@ -239,7 +248,13 @@ func LeaveGroup(req *kmsg.LeaveGroupRequest) func(st *State, c *LeaveCall) {
 			}
 		}
 		if removed {
-			g.onMemberRemoved(st)
+			if len(left) == 0 {
+				left = []RebalanceCause{{Kind: CauseMemberLeft, Reason: "a pending member left"}}
+			}
+			for _, c := range left {
+				g.noteCause(c)
+			}
+			g.onMemberRemoved(st, left[0])
 		}
 		c.Reply(st, resp)
 	}

@@ -15,6 +15,17 @@ type Config struct {
 	Streams              StreamsConfig
 	Share                ShareConfig
 	TopologyDescriptions TopologyDescriptionConfig
+	History              HistoryConfig
+}
+
+// HistoryConfig configures rebalance history (muster.rebalance.*).
+type HistoryConfig struct {
+	// MaxEvents is how many events each group keeps (muster.rebalance.history.max.events); 0
+	// writes no history records (rebalances are still counted and logged).
+	MaxEvents int
+	// LogInterval rate-limits the INFO line of epoch bumps per group
+	// (muster.rebalance.log.interval.ms; 0 = every bump).
+	LogInterval time.Duration
 }
 
 // OffsetsConfig configures committed offsets (Kafka's offset.* / offsets.* keys).
@@ -128,6 +139,10 @@ func ConfigFrom(v ConfigValues) *Config {
 		Share: shareConfigFrom(v),
 		TopologyDescriptions: TopologyDescriptionConfig{
 			PluginConfigured: v.String("group.streams.topology.description.plugin.class") != "",
+		},
+		History: HistoryConfig{
+			MaxEvents:   int(v.Int("muster.rebalance.history.max.events")),
+			LogInterval: v.Ms("muster.rebalance.log.interval.ms"),
 		},
 	}
 }

@@ -253,7 +253,7 @@ func (g *ConsumerGroup) classicJoin(st *State, c *JoinCall, req *kmsg.JoinGroupR
 	st.Timers.Cancel(cgJoinTimeoutKey(g.id, memberID))
 	st.Timers.Cancel(rebalanceTimeoutKey(g.id, memberID))
 	g.scheduleSession(st, memberID)
-	g.scheduleClassicTimeout(st, cgSyncTimeoutKey(g.id, memberID), memberID, "it did not send SyncGroup within the rebalance timeout")
+	g.scheduleClassicTimeout(st, cgSyncTimeoutKey(g.id, memberID), memberID, "sync timeout", "it did not send SyncGroup within the rebalance timeout")
 	generation, protocol := after.epoch, protocols[0].Name
 	if downgrade {
 		g.convertConsumerToClassic(st, nil, false)
@@ -288,7 +288,7 @@ func (g *ConsumerGroup) regexInUseExcept(re, mid string) bool {
 // scheduleClassicTimeout arms a join or sync timeout of a classic member: on expiry the member
 // is fenced (with its rebalance timeout, as Kafka's scheduleConsumerGroupJoinTimeout and
 // scheduleConsumerGroupSyncTimeout).
-func (g *ConsumerGroup) scheduleClassicTimeout(st *State, key, mid, reason string) {
+func (g *ConsumerGroup) scheduleClassicTimeout(st *State, key, mid, why, reason string) {
 	m := g.members[mid]
 	if m == nil {
 		return
@@ -297,7 +297,7 @@ func (g *ConsumerGroup) scheduleClassicTimeout(st *State, key, mid, reason strin
 	st.Timers.Schedule(key, st.Now.Add(time.Duration(m.rebalanceTimeout)*time.Millisecond), func(st *State) {
 		if cg, ok := st.Groups[gid].(*ConsumerGroup); ok {
 			if _, ok := cg.members[mid]; ok {
-				cg.fenceMember(st, mid, reason)
+				cg.fenceMember(st, mid, why, reason)
 			}
 		}
 	})
@@ -346,7 +346,7 @@ func (g *ConsumerGroup) classicSync(st *State, c *SyncCall, req *kmsg.SyncGroupR
 		return
 	}
 	if g.epoch > cur.epoch && cur.state != MemberUnrevokedPartitions {
-		g.scheduleClassicTimeout(st, cgJoinTimeoutKey(g.id, m.id), m.id, "it did not rejoin within the rebalance timeout")
+		g.scheduleClassicTimeout(st, cgJoinTimeoutKey(g.id, m.id), m.id, "join timeout", "it did not rejoin within the rebalance timeout")
 		c.Reply(st, syncError(c, kerr.RebalanceInProgress))
 		return
 	}
@@ -406,7 +406,7 @@ func (g *ConsumerGroup) classicHeartbeat(st *State, c *HeartbeatCall, req *kmsg.
 		(cur.state == MemberUnreleasedPartitions && !g.waitingOnUnreleased(m.id, cur)) {
 		resp.ErrorCode = kerr.RebalanceInProgress.Code
 		if !st.Timers.Has(cgJoinTimeoutKey(g.id, m.id)) {
-			g.scheduleClassicTimeout(st, cgJoinTimeoutKey(g.id, m.id), m.id, "it did not rejoin within the rebalance timeout")
+			g.scheduleClassicTimeout(st, cgJoinTimeoutKey(g.id, m.id), m.id, "join timeout", "it did not rejoin within the rebalance timeout")
 		}
 	}
 	c.Reply(st, resp)
@@ -445,7 +445,7 @@ func (g *ConsumerGroup) classicLeave(st *State, c *LeaveCall, req *kmsg.LeaveGro
 	if req.Version < 3 {
 		members = []kmsg.LeaveGroupRequestMember{{MemberID: req.MemberID}}
 	}
-	var leaving []string
+	var leaving []RebalanceCause
 	for _, lm := range members {
 		rm := kmsg.NewLeaveGroupResponseMember()
 		rm.MemberID, rm.InstanceID = lm.MemberID, lm.InstanceID
@@ -457,7 +457,13 @@ func (g *ConsumerGroup) classicLeave(st *State, c *LeaveCall, req *kmsg.LeaveGro
 			}
 			st.Log.Info("consumer group member left the group through LeaveGroup", "group", g.id, "member", mid,
 				"instance", derefOr(lm.InstanceID, ""), "client_reason", reason)
-			leaving = append(leaving, mid)
+			// A static member named by its instance id alone is removed by an administrator
+			// (Kafka's Admin.removeMembersFromConsumerGroup); otherwise the member left.
+			kind := CauseMemberLeft
+			if lm.InstanceID != nil && lm.MemberID == "" {
+				kind = CauseAdminRemoval
+			}
+			leaving = append(leaving, RebalanceCause{Kind: kind, Member: mid, Reason: "LeaveGroup: " + reason})
 		}
 		rm.ErrorCode = ErrorCode(err)
 		if req.Version < 3 {

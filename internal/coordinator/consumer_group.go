@@ -144,6 +144,9 @@ type ConsumerGroup struct {
 	lastNames    []string
 	hashVersion  uint64
 	hashComputed bool
+	// pendingCauses are rebalance causes noted for the next epoch bump (a protocol migration);
+	// in memory only.
+	pendingCauses []RebalanceCause
 }
 
 // cgTopicHash is a cached KIP-1101 topic hash and the inputs it was computed from.

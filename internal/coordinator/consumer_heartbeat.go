@@ -400,6 +400,11 @@ func (g *ConsumerGroup) updateMemberAndReconcile(st *State, old, nm *consumerMem
 		regexDue = true
 	}
 	bump := g.epoch == 0
+	// causes say why the epoch is bumped (rebalance history), in order of importance.
+	var causes []RebalanceCause
+	if old == nil {
+		causes = append(causes, RebalanceCause{Kind: CauseMemberJoined, Member: nm.id, New: subscriptionString(nm)})
+	}
 	if old == nil || (old != nm && string(cgMemberValue(old)) != string(cgMemberValue(nm))) {
 		var oldNames []string
 		oldRegex := ""
@@ -408,24 +413,58 @@ func (g *ConsumerGroup) updateMemberAndReconcile(st *State, old, nm *consumerMem
 		}
 		if !equalStrings(oldNames, nm.subscribedNames) || oldRegex != nm.subscribedRegex {
 			bump = true
+			switch {
+			case old == nil:
+			case !equalStrings(oldNames, nm.subscribedNames):
+				causes = append(causes, RebalanceCause{Kind: CauseSubscriptionChanged, Member: nm.id,
+					Old: strings.Join(oldNames, ","), New: strings.Join(nm.subscribedNames, ",")})
+			default:
+				causes = append(causes, RebalanceCause{Kind: CauseRegexChanged, Member: nm.id, Old: oldRegex, New: nm.subscribedRegex})
+			}
 		}
 		g.writeMember(st, nm)
 	}
-	if assignorChanged && g.preferredAssignor(st) != prevAssignor {
-		bump = true
+	if assignorChanged {
+		if now := g.preferredAssignor(st); now != prevAssignor {
+			bump = true
+			causes = append(causes, RebalanceCause{Kind: CauseAssignorChanged, Member: nm.id, Old: prevAssignor, New: now})
+		}
+	}
+	var subsBefore map[string]bool
+	if regexDue && len(causes) == 0 {
+		subsBefore = g.subscribedTopics()
 	}
 	if regexDue && g.refreshRegexes(st, g.refresh, describable) {
 		bump = true
+		// A member's own new regex explains the resolution; otherwise name what it matches now.
+		if subsBefore != nil {
+			causes = append(causes, regexCause(subsBefore, g.subscribedTopics()))
+		}
 	}
 	if bump || g.refresh {
+		var topicChanges []RebalanceCause
+		if g.refresh {
+			topicChanges = g.topicChanges(st)
+		}
 		hash := g.metadataHashNow(st)
 		g.refresh = false
 		if hash != g.metadataHash || !g.hasMetadata {
+			if g.hasMetadata && hash != g.metadataHash {
+				// A subscription change alone changes the hash too: topic changes are named
+				// when seen, a generic cause only when nothing else explains the bump.
+				if len(topicChanges) == 0 && !bump {
+					topicChanges = []RebalanceCause{{Kind: CauseMetadataChanged, Reason: "the subscribed topics' metadata changed"}}
+				}
+				causes = append(causes, topicChanges...)
+			}
 			bump = true
 		}
 		if bump {
+			old := g.epoch
 			g.writeMetadata(st, g.epoch+1, hash)
 			st.Metrics.ConsumerRebalances++
+			causes = append(g.takePendingCauses(), causes...)
+			st.recordRebalance(g.id, TypeConsumer, old, g.epoch, causes)
 		}
 	}
 
@@ -503,7 +542,7 @@ func consumerGroupLeave(st *State, req *kmsg.ConsumerGroupHeartbeatRequest) (*km
 			return nil, Errf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", memberID, g.id)
 		}
 		st.Log.Info("consumer group member left the group", "group", g.id, "member", memberID)
-		g.removeMembers(st, memberID)
+		g.removeMembers(st, RebalanceCause{Kind: CauseMemberLeft, Member: memberID, Reason: "left the group (heartbeat with epoch -1)"})
 	} else {
 		inst := *req.InstanceID
 		sid, has := g.static[inst]
@@ -524,7 +563,7 @@ func consumerGroupLeave(st *State, req *kmsg.ConsumerGroupHeartbeatRequest) (*km
 			g.scheduleSession(st, memberID)
 		} else {
 			st.Log.Info("consumer group static member left the group", "group", g.id, "member", memberID, "instance", inst)
-			g.removeMembers(st, memberID)
+			g.removeMembers(st, RebalanceCause{Kind: CauseMemberLeft, Member: memberID, Reason: "static member " + inst + " left the group"})
 		}
 	}
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
@@ -536,12 +575,12 @@ func consumerGroupLeave(st *State, req *kmsg.ConsumerGroupHeartbeatRequest) (*km
 
 // fenceMember removes one member because it was fenced (its session or a timeout expired): it
 // is logged as fenced with reason, then removed as removeMembers does.
-func (g *ConsumerGroup) fenceMember(st *State, mid, reason string) {
+func (g *ConsumerGroup) fenceMember(st *State, mid, why, reason string) {
 	if g.members[mid] == nil {
 		return
 	}
 	st.Log.Info("consumer group member fenced", "group", g.id, "member", mid, "reason", reason)
-	g.removeMembers(st, mid)
+	g.removeMembers(st, RebalanceCause{Kind: CauseMemberFenced, Member: mid, Reason: why})
 }
 
 // removeMembers removes members that left or were fenced (Kafka's consumerGroupFenceMembers):
@@ -550,18 +589,22 @@ func (g *ConsumerGroup) fenceMember(st *State, mid, reason string) {
 // assignment, member metadata), regexes no remaining member uses are deleted, and the group
 // epoch is bumped once with the recomputed metadata hash. Unknown ids are skipped; none left:
 // nothing is written.
-func (g *ConsumerGroup) removeMembers(st *State, ids ...string) {
-	gone := make(map[string]*consumerMember, len(ids))
-	for _, mid := range ids {
-		if m := g.members[mid]; m != nil {
-			gone[mid] = m
+func (g *ConsumerGroup) removeMembers(st *State, why ...RebalanceCause) {
+	gone := make(map[string]*consumerMember, len(why))
+	var causes []RebalanceCause
+	for _, c := range why {
+		if m := g.members[c.Member]; m != nil {
+			if _, dup := gone[c.Member]; !dup {
+				causes = append(causes, c)
+			}
+			gone[c.Member] = m
 		}
 	}
 	if len(gone) == 0 {
 		return
 	}
 	if g.downgradeOnFence(st, gone) {
-		g.convertConsumerToClassic(st, gone, true)
+		g.convertConsumerToClassic(st, gone, true, causes...)
 		return
 	}
 	for _, mid := range sortedKeys(gone) {
@@ -582,8 +625,10 @@ func (g *ConsumerGroup) removeMembers(st *State, ids ...string) {
 			st.Write(Record{Key: cgRegexKey(g.id, re)})
 		}
 	}
+	old := g.epoch
 	g.writeMetadata(st, g.epoch+1, g.metadataHashNow(st))
 	st.Metrics.ConsumerRebalances++
+	st.recordRebalance(g.id, TypeConsumer, old, g.epoch, append(g.takePendingCauses(), causes...))
 }
 
 // deleteEmpty tombstones an empty group (replaced by another group type).
@@ -629,7 +674,7 @@ func (g *ConsumerGroup) scheduleSession(st *State, mid string) {
 	}
 	st.Timers.ScheduleTagged(key, cgSessionTag, st.Now.Add(d), func(st *State) {
 		if cg, ok := st.Groups[gid].(*ConsumerGroup); ok {
-			cg.fenceMember(st, mid, "its session expired")
+			cg.fenceMember(st, mid, "session timeout", "its session expired")
 		}
 	})
 }
@@ -649,7 +694,7 @@ func (g *ConsumerGroup) scheduleRebalance(st *State, mid string, epoch int32) {
 			return
 		}
 		if _, ok := cg.members[mid]; ok && cg.current(mid).epoch == epoch {
-			cg.fenceMember(st, mid, "it failed to revoke partitions within the rebalance timeout")
+			cg.fenceMember(st, mid, "rebalance timeout", "it failed to revoke partitions within the rebalance timeout")
 		}
 	})
 }

@@ -125,6 +125,9 @@ func convertClassicToConsumer(st *State, cl *ClassicGroup) (*ConsumerGroup, erro
 		g.scheduleSession(st, c.m.id)
 	}
 	st.Log.Info("classic group upgraded to consumer group", "group", g.id, "members", len(convs), "epoch", gen)
+	// The joining consumer-protocol member bumps the epoch next: that event names the migration.
+	g.notePending(RebalanceCause{Kind: CauseMigration, Old: string(TypeClassic), New: string(TypeConsumer),
+		Reason: "a consumer-protocol member joined the classic group"})
 	return g, nil
 }
 
@@ -158,7 +161,11 @@ func (g *ConsumerGroup) downgradeOnFence(st *State, gone map[string]*consumerMem
 // bytes; with rebalance, a rebalance so the members rejoin the classic group (a member left),
 // without it the group stays Stable (a classic static member replaced the last consumer-protocol
 // one and carries on with its assignment).
-func (g *ConsumerGroup) convertConsumerToClassic(st *State, leaving map[string]*consumerMember, rebalance bool) {
+//
+// causes are why (the members leaving); the classic rebalance records them with the migration,
+// and a conversion without rebalance records the migration as an event of its own (same
+// generation).
+func (g *ConsumerGroup) convertConsumerToClassic(st *State, leaving map[string]*consumerMember, rebalance bool, causes ...RebalanceCause) {
 	cl := newSimpleClassicGroup(g.id)
 	cl.protocolType = "consumer"
 	cl.generation = g.epoch
@@ -205,8 +212,15 @@ func (g *ConsumerGroup) convertConsumerToClassic(st *State, leaving map[string]*
 		cl.scheduleSession(st, cl.members[id])
 	}
 	st.Log.Info("consumer group downgraded to classic group", "group", cl.id, "members", len(ids), "generation", cl.generation)
+	migration := RebalanceCause{Kind: CauseMigration, Old: string(TypeConsumer), New: string(TypeClassic),
+		Reason: "only classic-protocol members are left"}
 	if rebalance {
-		cl.prepareRebalance(st, "Downgrade group "+cl.id+" from consumer to classic.")
+		cl.prepareRebalance(st, migration)
+		for _, c := range causes {
+			cl.noteCause(c)
+		}
+	} else {
+		st.recordRebalance(cl.id, TypeClassic, cl.generation, cl.generation, append([]RebalanceCause{migration}, causes...))
 	}
 }
 

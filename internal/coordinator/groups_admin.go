@@ -128,6 +128,7 @@ func DeleteGroup(id string) func(st *State, c *Call[Ack]) {
 		}
 		g.WriteTombstones(st)
 		delete(st.Groups, id)
+		st.deleteHistory(id)
 		c.Reply(st, Ack{})
 	}
 }

@@ -25,7 +25,7 @@ func KafkaRecord(key, value []byte) (kkey, kvalue []byte, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if typ == RecPendingTxnOffset || typ == RecSharePartitionState {
+	if typ == RecRebalanceHistory || typ == RecPendingTxnOffset || typ == RecSharePartitionState {
 		return nil, nil, ErrNotKafkaRecord
 	}
 	if value == nil {

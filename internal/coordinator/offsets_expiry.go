@@ -55,6 +55,7 @@ func ExpireOffsets(st *State) int {
 			st.Log.Info("deleting empty group whose offsets all expired", "group", id)
 			g.WriteTombstones(st)
 			delete(st.Groups, id)
+			st.deleteHistory(id)
 		}
 	}
 	return expired

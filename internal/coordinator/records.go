@@ -79,6 +79,8 @@ func (st *State) replay(r Record) error {
 		return replayStreams(st, k, v, 1, replayStreamsCurrentMember)
 	case RecStreamsGroupTopology:
 		return replayStreams(st, k, v, 0, replayStreamsTopology)
+	case RecRebalanceHistory:
+		return replayHistory(st, k, v)
 	case RecPendingTxnOffset:
 		return replayPendingOffset(st, k, v)
 	case RecShareGroupMetadata:

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -146,9 +147,16 @@ func (g *ShareGroup) heartbeat(st *State, c *Meta, req *kmsg.ShareGroupHeartbeat
 		nm.clientHost = c.ClientHost
 	}
 	bump := !g.hasMetadata
+	var causes []RebalanceCause // why the epoch is bumped (rebalance history)
 	if old == nil || string(shareMemberValue(old)) != string(shareMemberValue(nm)) {
-		if old == nil || !equalStrings(old.subscribed, nm.subscribed) {
+		switch {
+		case old == nil:
 			bump = true
+			causes = append(causes, RebalanceCause{Kind: CauseMemberJoined, Member: mid, New: strings.Join(nm.subscribed, ",")})
+		case !equalStrings(old.subscribed, nm.subscribed):
+			bump = true
+			causes = append(causes, RebalanceCause{Kind: CauseSubscriptionChanged, Member: mid,
+				Old: strings.Join(old.subscribed, ","), New: strings.Join(nm.subscribed, ",")})
 		}
 		g.writeMember(st, nm)
 	}
@@ -157,11 +165,16 @@ func (g *ShareGroup) heartbeat(st *State, c *Meta, req *kmsg.ShareGroupHeartbeat
 		hash := g.computeMetadataHash(st)
 		g.refresh = false
 		if hash != g.metadataHash {
+			if !bump && g.hasMetadata {
+				causes = append(causes, RebalanceCause{Kind: CauseMetadataChanged, Reason: "the subscribed topics' metadata changed"})
+			}
 			bump = true
 		}
 		if bump {
+			oldEpoch := g.epoch
 			g.writeMetadata(st, g.epoch+1, hash)
 			st.Metrics.ShareRebalances++
+			st.recordRebalance(g.id, TypeShare, oldEpoch, g.epoch, causes)
 		}
 	}
 
@@ -244,7 +257,7 @@ func shareGroupLeave(st *State, req *kmsg.ShareGroupHeartbeatRequest) (*kmsg.Sha
 		return nil, Errf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", req.MemberID, g.id)
 	}
 	st.Log.Info("share group member left the group", "group", g.id, "member", req.MemberID)
-	g.removeMember(st, req.MemberID)
+	g.removeMember(st, req.MemberID, RebalanceCause{Kind: CauseMemberLeft, Member: req.MemberID, Reason: "left the group (heartbeat with epoch -1)"})
 	resp := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
 	mid := req.MemberID
 	resp.MemberID = &mid
@@ -255,15 +268,17 @@ func shareGroupLeave(st *State, req *kmsg.ShareGroupHeartbeatRequest) (*kmsg.Sha
 // removeMember removes a member that left or was fenced (Kafka's shareGroupFenceMember): the
 // records it holds are released, its current assignment, target assignment and member
 // metadata are tombstoned, and the group epoch is bumped with the recomputed metadata hash.
-func (g *ShareGroup) removeMember(st *State, mid string) {
+func (g *ShareGroup) removeMember(st *State, mid string, cause RebalanceCause) {
 	if g.members[mid] == nil {
 		return
 	}
 	g.releaseMember(st, mid, false)
 	g.writeMemberTombstones(st, mid)
 	st.Timers.Cancel(shareSessionKey(g.id, mid))
+	old := g.epoch
 	g.writeMetadata(st, g.epoch+1, g.computeMetadataHash(st))
 	st.Metrics.ShareRebalances++
+	st.recordRebalance(g.id, TypeShare, old, g.epoch, []RebalanceCause{cause})
 }
 
 // releaseMember releases what member holds on every partition of the group (undo: the
@@ -293,7 +308,7 @@ func (g *ShareGroup) scheduleSession(st *State, mid string, d time.Duration) {
 	st.Timers.Schedule(shareSessionKey(gid, mid), st.Now.Add(d), func(st *State) {
 		if sg, ok := st.Groups[gid].(*ShareGroup); ok && sg.members[mid] != nil {
 			st.Log.Info("share group member fenced", "group", gid, "member", mid, "reason", "its session expired")
-			sg.removeMember(st, mid)
+			sg.removeMember(st, mid, RebalanceCause{Kind: CauseMemberFenced, Member: mid, Reason: "session timeout"})
 		}
 	})
 }

@@ -83,8 +83,11 @@ type State struct {
 	Offsets *Offsets
 	// TxnOffsets are the pending transactional offsets (offsets_txn.go).
 	TxnOffsets *TxnOffsets
-	Timers     *Timers
-	Metrics    *ShardMetrics
+	// History is each group's rebalance history (hard state: RecRebalanceHistory records); it
+	// outlives a group's change of type and is deleted with the group.
+	History map[string]*groupHistory
+	Timers  *Timers
+	Metrics *ShardMetrics
 	// Image is the newest topic metadata the driver handed in (nil: no topics are known, and
 	// topic checks are skipped).
 	Image *metadata.Image
@@ -110,6 +113,7 @@ func NewState(shard int32, cfg *Config, log *slog.Logger, ids IDSource) *State {
 		Groups:     map[string]Group{},
 		Offsets:    newOffsets(),
 		TxnOffsets: newTxnOffsets(),
+		History:    map[string]*groupHistory{},
 		Timers:     newTimers(),
 		Metrics:    &ShardMetrics{},
 		IDs:        ids,
@@ -238,6 +242,9 @@ type ShardMetrics struct {
 	CompletedRebalances int64
 	ConsumerRebalances  int64
 	StreamsRebalances   int64
+	// Rebalances counts group epoch bumps (classic generation bumps) by group type and main
+	// cause.
+	Rebalances map[RebalanceKey]int64
 	ShareMetrics
 }
 
@@ -275,6 +282,10 @@ type ShardStats struct {
 func Stats() func(st *State, c *Call[ShardStats]) {
 	return func(st *State, c *Call[ShardStats]) {
 		s := ShardStats{Metrics: *st.Metrics, Offsets: st.Offsets.Count(), Groups: map[GroupType]map[string]int{}}
+		s.Metrics.Rebalances = make(map[RebalanceKey]int64, len(st.Metrics.Rebalances))
+		for k, n := range st.Metrics.Rebalances {
+			s.Metrics.Rebalances[k] = n
+		}
 		for _, g := range st.Groups {
 			if s.Groups[g.Type()] == nil {
 				s.Groups[g.Type()] = map[string]int{}

@@ -208,6 +208,9 @@ type StreamsGroup struct {
 	delayDeadline     time.Time
 	hashCache         map[string]streamsTopicHash
 	hashMemo          streamsHashMemo
+	// topoEpochs counts members by their topology epoch (derived from records 19 on replay):
+	// the oldest says when a rolling topology upgrade is complete (multi-epoch KIP-1331).
+	topoEpochs map[int32]int
 }
 
 // streamsInitialGroupEpoch is the group epoch of a streams group before its first

@@ -156,6 +156,7 @@ func streamsHeartbeat(st *State, c *Meta, req *kmsg.StreamsGroupHeartbeatRequest
 	}
 	id := req.MemberID
 	bump := false
+	var causes []RebalanceCause // why the epoch is bumped (rebalance history)
 
 	// Member metadata (KIP-1071 heartbeat step 4): any change bumps the group epoch.
 	base := g.meta[id]
@@ -170,6 +171,7 @@ func streamsHeartbeat(st *State, c *Meta, req *kmsg.StreamsGroupHeartbeatRequest
 		g.writeMemberMeta(st, id, nm)
 		if base == nil || !base.equal(nm) {
 			bump = true
+			causes = append(causes, streamsMemberCause(id, base, nm))
 		}
 	}
 	if req.MemberEpoch == 0 {
@@ -208,9 +210,10 @@ func streamsHeartbeat(st *State, c *Meta, req *kmsg.StreamsGroupHeartbeatRequest
 	if hash != g.metadataHash || validated != g.validatedTopologyEpoch ||
 		!cfg.sameAssignmentConfigs(g.lastAssignmentConfigs) {
 		bump = true
+		causes = append(causes, g.groupCauses(cfg, hash, validated, len(causes) > 0)...)
 	}
 	if bump {
-		g.bumpEpoch(st, cfg, hash, validated)
+		g.bumpEpoch(st, cfg, hash, validated, causes)
 	}
 
 	// Target assignment and reconciliation (KIP-1071 heartbeat step 6).
@@ -353,7 +356,8 @@ func streamsExistingMember(st *State, req *kmsg.StreamsGroupHeartbeatRequest) (*
 	if fenced {
 		st.Log.Info("streams group member fenced", "group", g.id, "member", req.MemberID,
 			"reason", fmt.Sprintf("its member epoch %d is not the coordinator's %d", req.MemberEpoch, cur.MemberEpoch))
-		g.removeMember(st, req.MemberID)
+		g.removeMember(st, req.MemberID, RebalanceCause{Kind: CauseMemberFenced, Member: req.MemberID,
+			Reason: fmt.Sprintf("member epoch %d is not the coordinator's %d", req.MemberEpoch, cur.MemberEpoch)})
 		return nil, Errf(kerr.FencedMemberEpoch, "The streams group member %s has epoch %d but the coordinator expected %d.", req.MemberID, req.MemberEpoch, cur.MemberEpoch)
 	}
 	return g, nil
@@ -389,7 +393,7 @@ func streamsLeave(st *State, req *kmsg.StreamsGroupHeartbeatRequest) (*StreamsHe
 		st.Timers.Cancel(streamsRebalanceKey(g.id, id))
 	} else {
 		st.Log.Info("streams group member left the group", "group", g.id, "member", id)
-		g.removeMember(st, id)
+		g.removeMember(st, id, RebalanceCause{Kind: CauseMemberLeft, Member: id, Reason: "left the group (heartbeat with epoch -1)"})
 	}
 	resp := req.ResponseKind().(*kmsg.StreamsGroupHeartbeatResponse)
 	resp.MemberID = id
@@ -511,22 +515,26 @@ func (g *StreamsGroup) dropMember(st *State, id string) {
 	}
 }
 
-// removeMember removes a member (it left or was fenced): tombstones and a group epoch bump.
-func (g *StreamsGroup) removeMember(st *State, id string) {
+// removeMember removes a member (it left or was fenced, cause says which): tombstones and a
+// group epoch bump.
+func (g *StreamsGroup) removeMember(st *State, id string, cause RebalanceCause) {
 	g.dropMember(st, id)
 	hash, validated := g.reconfigure(st)
-	g.bumpEpoch(st, st.streamsConfig(g.id), hash, validated)
+	g.bumpEpoch(st, st.streamsConfig(g.id), hash, validated, []RebalanceCause{cause})
 }
 
 // bumpEpoch writes the group metadata with the next group epoch, the given metadata hash and
-// validated topology epoch, and the current assignment configs.
-func (g *StreamsGroup) bumpEpoch(st *State, cfg StreamsConfig, hash int64, validated int32) {
+// validated topology epoch, and the current assignment configs; causes are why (rebalance
+// history).
+func (g *StreamsGroup) bumpEpoch(st *State, cfg StreamsConfig, hash int64, validated int32, causes []RebalanceCause) {
+	old := g.groupEpoch
 	v := g.metadataValue()
 	v.Epoch = g.groupEpoch + 1
 	v.MetadataHash, v.ValidatedTopologyEpoch = hash, validated
 	v.LastAssignmentConfigs = cfg.assignmentConfigs()
 	g.writeMetadata(st, v)
 	st.Metrics.StreamsRebalances++
+	st.recordRebalance(g.id, TypeStreams, old, v.Epoch, causes)
 }
 
 // reconfigure recomputes the metadata hash and, when it or the topology changed, the
@@ -573,7 +581,7 @@ func (g *StreamsGroup) scheduleSession(st *State, id string, cfg StreamsConfig) 
 			return
 		}
 		st.Log.Info("streams group member fenced", "group", gid, "member", id, "reason", "its session expired")
-		cur.removeMember(st, id)
+		cur.removeMember(st, id, RebalanceCause{Kind: CauseMemberFenced, Member: id, Reason: "session timeout"})
 	})
 }
 

@@ -331,7 +331,7 @@ func (g *StreamsGroup) scheduleRebalanceTimeout(st *State, id string, epoch int3
 			return
 		}
 		st.Log.Info("streams group member fenced", "group", gid, "member", id, "reason", "it failed to revoke its tasks within the rebalance timeout")
-		cur.removeMember(st, id)
+		cur.removeMember(st, id, RebalanceCause{Kind: CauseMemberFenced, Member: id, Reason: "rebalance timeout"})
 	})
 }
 

@@ -381,6 +381,7 @@ func replayStreamsMetadata(g *StreamsGroup, _ []string, value []byte) error {
 
 func replayStreamsMember(g *StreamsGroup, k []string, value []byte) error {
 	if value == nil {
+		g.countTopologyEpoch(g.meta[k[0]], -1)
 		delete(g.meta, k[0])
 		delete(g.soft, k[0])
 		return nil
@@ -389,8 +390,36 @@ func replayStreamsMember(g *StreamsGroup, k []string, value []byte) error {
 	if err != nil {
 		return err
 	}
+	g.countTopologyEpoch(g.meta[k[0]], -1)
 	g.meta[k[0]] = m
+	g.countTopologyEpoch(m, +1)
 	return nil
+}
+
+// countTopologyEpoch adds (delta 1) or removes (-1) a member from the count by topology epoch.
+func (g *StreamsGroup) countTopologyEpoch(m *streamsMemberMeta, delta int) {
+	if m == nil {
+		return
+	}
+	if g.topoEpochs == nil {
+		g.topoEpochs = map[int32]int{}
+	}
+	if n := g.topoEpochs[m.TopologyEpoch] + delta; n > 0 {
+		g.topoEpochs[m.TopologyEpoch] = n
+	} else {
+		delete(g.topoEpochs, m.TopologyEpoch)
+	}
+}
+
+// oldestMemberTopologyEpoch is the lowest topology epoch of a member (-1: no member).
+func (g *StreamsGroup) oldestMemberTopologyEpoch() int32 {
+	oldest := int32(-1)
+	for e := range g.topoEpochs {
+		if oldest < 0 || e < oldest {
+			oldest = e
+		}
+	}
+	return oldest
 }
 
 func replayStreamsTargetMetadata(g *StreamsGroup, _ []string, value []byte) error {

@@ -20,6 +20,10 @@ type TopologyDescriptionState struct {
 	Current, Stored, LastFailed int32
 	// Stale is true when the member got STALE_TOPOLOGY.
 	Stale bool
+	// OldestMember is the lowest topology epoch a member of the group runs (-1: no member):
+	// once it reaches Current, a rolling upgrade is complete and the previous epoch's
+	// description can be deleted (muster's multi-epoch descriptions).
+	OldestMember int32
 	// Now is the shard time of the heartbeat.
 	Now time.Time
 	// Valid is false on paths that did not reach a group (errors, leaves).
@@ -29,7 +33,7 @@ type TopologyDescriptionState struct {
 // topologyDescriptionState snapshots the group's KIP-1331 epochs for the heartbeat's member.
 func (g *StreamsGroup) topologyDescriptionState(st *State, resp *kmsg.StreamsGroupHeartbeatResponse) TopologyDescriptionState {
 	s := TopologyDescriptionState{Valid: true, Current: g.TopologyEpoch(), Stored: g.storedTopologyEpoch,
-		LastFailed: g.lastFailedTopologyEpoch, Now: st.Now}
+		LastFailed: g.lastFailedTopologyEpoch, Now: st.Now, OldestMember: g.oldestMemberTopologyEpoch()}
 	for _, x := range resp.Status {
 		if x.StatusCode == StreamsStatusStaleTopology {
 			s.Stale = true

@@ -32,6 +32,9 @@ type Config struct {
 	// Guard decides which writes the store takes (a full or failed disk); every commit goes
 	// through it. nil: every write is attempted (tests).
 	Guard *diskguard.Guard
+	// ProducerIDBlocks, when set, reserves n consecutive producer ids and returns the first
+	// (cluster mode: a counter every node shares); nil: blocks are reserved in the data dir.
+	ProducerIDBlocks func(n int64) (int64, error)
 
 	// Values is the static broker configuration (file and overrides): the
 	// broker-wide defaults of topic configs (log.*, message.max.bytes), the

@@ -316,6 +316,13 @@ func (p *Plane) allocProducerID() (int64, error) {
 	defer p.pidMu.Unlock()
 	// nextPID is loaded as the end of the last reserved block; pidLimit 0
 	// means nothing is reserved in this process yet.
+	if blocks := p.cfg.ProducerIDBlocks; blocks != nil && (p.pidLimit == 0 || p.pidNext >= p.pidLimit) {
+		first, err := blocks(producerIDBlock)
+		if err != nil {
+			return 0, err
+		}
+		p.pidNext, p.pidLimit = first, first+producerIDBlock
+	}
 	if p.pidLimit == 0 || p.pidNext >= p.pidLimit {
 		if p.pidLimit == 0 {
 			p.pidNext = p.nextPID

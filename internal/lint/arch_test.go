@@ -52,15 +52,17 @@ var forbiddenCalls = map[string][]string{
 }
 
 // layers orders the coordinator's layers bottom-up: a package may import only packages of its
-// own layer or below (store sits below the engine; the data plane and the wire server beside
-// the adapters, assembled by the broker).
+// own layer or below (store sits below the engine, with its PostgreSQL implementation and the
+// cluster lease manager, which drives runtimes through an interface; the data plane and the
+// wire server beside the adapters, assembled by the broker).
 var layers = [][]string{
-	{"internal/metadata", "internal/metahash", "internal/assign", "internal/streams/assignor", "internal/streams/topology"},
+	{"internal/metadata", "internal/metahash", "internal/assign", "internal/streams/assignor", "internal/streams/topology", "internal/lag"},
 	{"internal/coordinator"},
 	{"internal/coordinator/txn"},
-	{"internal/store"},
+	{"internal/store", "internal/store/postgres", "internal/cluster"},
 	{"internal/coordinator/engine"},
 	{"internal/coordinator/coordtest", "internal/coordinator/api", "internal/coordinator/txnapi"},
+	{"internal/console"},
 	{"internal/broker"},
 	{"cmd/muster"},
 }

@@ -76,6 +76,8 @@ type Options struct {
 	// this long, takes longer than this to send one request frame, or does not take a response
 	// for this long (Kafka's connections.max.idle.ms, default 10 minutes); negative disables it.
 	IdleTimeout time.Duration
+	// Observer, when set, receives the timing of every answered request (request metrics).
+	Observer RequestObserver
 	// ClusterID and NodeID identify this broker to ApiVersions v5+ (KIP-1242): a client that
 	// names another cluster or node is told to rebootstrap.
 	ClusterID string
@@ -230,6 +232,8 @@ type pending struct {
 	size int64
 	resp kmsg.Response
 	done chan struct{}
+	// received, started and finished time the request for the Observer (Mono; 0 without one).
+	received, started, finished time.Duration
 }
 
 func (s *Server) serveConn(raw net.Conn, l *Listener) {
@@ -277,6 +281,7 @@ func (s *Server) serveConn(raw net.Conn, l *Listener) {
 			}
 			if p.resp == nil {
 				unanswered.Add(-1)
+				s.observe(p, nil)
 				continue
 			}
 			if err := rw.write(p.hdr, p.resp, false); err != nil {
@@ -284,6 +289,7 @@ func (s *Server) serveConn(raw net.Conn, l *Listener) {
 				return
 			}
 			unanswered.Add(-1)
+			s.observe(p, p.resp)
 			if len(queue) == 0 {
 				if err := rw.flush(); err != nil {
 					cancel()
@@ -340,6 +346,10 @@ func (s *Server) serveConn(raw net.Conn, l *Listener) {
 			}
 			return
 		}
+		var received time.Duration
+		if s.opts.Observer != nil {
+			received = Mono()
+		}
 		hdr, body, err := wire.ParseHeader(frame)
 		if err != nil {
 			s.Stats.BadFrames.Add(1)
@@ -387,14 +397,23 @@ func (s *Server) serveConn(raw net.Conn, l *Listener) {
 				return
 			}
 			lastOrdered = nil // every earlier request is answered
+			var finished time.Duration
+			if s.opts.Observer != nil {
+				finished = Mono()
+			}
 			if resp != nil {
 				if err := rw.write(hdr, resp, true); err != nil {
 					return
 				}
 			}
+			if s.opts.Observer != nil {
+				// Handled at once: no queue time.
+				s.opts.Observer.ObserveRequest(RequestTiming{Key: hdr.APIKey, Version: hdr.APIVersion, Response: resp,
+					Received: received, Started: received, Finished: finished, Sent: Mono()})
+			}
 			continue
 		}
-		p := &pending{hdr: hdr, size: int64(len(frame)) + responseReserve(req), done: make(chan struct{})}
+		p := &pending{hdr: hdr, size: int64(len(frame)) + responseReserve(req), done: make(chan struct{}), received: received}
 		inflight.Add(p.size)
 		unanswered.Add(1)
 		select {
@@ -427,9 +446,22 @@ func (s *Server) serveConn(raw net.Conn, l *Listener) {
 					c.Close()
 				}
 			}()
+			if s.opts.Observer != nil {
+				p.started = Mono()
+				defer func() { p.finished = Mono() }()
+			}
 			p.resp = h(ctx, r)
 		}()
 	}
+}
+
+// observe hands a written response's timing to the Observer (if any).
+func (s *Server) observe(p *pending, resp kmsg.Response) {
+	if s.opts.Observer == nil {
+		return
+	}
+	s.opts.Observer.ObserveRequest(RequestTiming{Key: p.hdr.APIKey, Version: p.hdr.APIVersion, Response: resp,
+		Received: p.received, Started: p.started, Finished: p.finished, Sent: Mono()})
 }
 
 // awaitRequest waits for the first byte of the client's next request, for at most the idle

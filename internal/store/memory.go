@@ -65,10 +65,17 @@ func (d *memShardData) sorted() []Record {
 }
 
 type memShard struct {
-	m     *Memory
-	id    int32
-	epoch int64
-	lost  chan struct{}
+	m        *Memory
+	id       int32
+	epoch    int64
+	lost     chan struct{}
+	lostOnce sync.Once
+}
+
+// fenced closes Lost: the lease is gone.
+func (s *memShard) fenced() error {
+	s.lostOnce.Do(func() { close(s.lost) })
+	return ErrFenced
 }
 
 func (s *memShard) ID() int32                     { return s.id }
@@ -83,7 +90,7 @@ func (s *memShard) Load(_ context.Context, fn func(Record) error) error {
 	d := s.m.shards[s.id]
 	if d.epoch != s.epoch {
 		s.m.mu.Unlock()
-		return ErrFenced
+		return s.fenced()
 	}
 	recs := d.sorted()
 	s.m.mu.Unlock()
@@ -101,7 +108,7 @@ func (s *memShard) Append(_ context.Context, recs []Record) error {
 	defer s.m.mu.Unlock()
 	d := s.m.shards[s.id]
 	if d.epoch != s.epoch {
-		return ErrFenced
+		return s.fenced()
 	}
 	for _, r := range recs {
 		if r.Value == nil {

@@ -1,6 +1,10 @@
 package clikit
 
-import "github.com/spf13/pflag"
+import (
+	"time"
+
+	"github.com/spf13/pflag"
+)
 
 // ResetScenario is the --reset-offsets scenario flags both admin commands take.
 type ResetScenario struct {
@@ -46,4 +50,51 @@ func (r *ResetScenario) Specifiers() []string {
 	add(r.ToDatetime != "", "to-datetime")
 	add(r.ByDuration != "", "by-duration")
 	return s
+}
+
+// CheckTimes validates the values of --by-duration and --to-datetime.
+func (r *ResetScenario) CheckTimes() error {
+	if r.ByDuration != "" {
+		if _, err := ParseISODuration(r.ByDuration); err != nil {
+			return err
+		}
+	}
+	if r.ToDatetime != "" {
+		if _, err := ParseDateTime(r.ToDatetime, time.UTC); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Target is the new offset of one partition for the scenario given: start and
+// end are the partition's log start and end, cur the current offset when
+// hasCur, byTime the offset found for --to-datetime/--by-duration (negative when
+// none). The result is clamped to [start, end]; ok is false for --shift-by
+// without a current offset.
+func (r *ResetScenario) Target(start, end, cur int64, hasCur bool, byTime int64) (target int64, ok bool) {
+	switch {
+	case r.ToEarliest:
+		target = start
+	case r.ToLatest:
+		target = end
+	case r.ToCurrent:
+		target = end
+		if hasCur {
+			target = cur
+		}
+	case r.ToOffsetSet:
+		target = r.ToOffset
+	case r.ShiftBySet:
+		if !hasCur {
+			return 0, false
+		}
+		target = cur + r.ShiftBy
+	default: // --to-datetime / --by-duration
+		target = end
+		if byTime >= 0 {
+			target = byTime
+		}
+	}
+	return min(max(target, start), end), true
 }

@@ -27,3 +27,20 @@ func Row(widths []int, cols ...string) string {
 func WriteRow(w io.Writer, widths []int, cols ...string) {
 	fmt.Fprintln(w, Row(widths, cols...))
 }
+
+// WriteTable prints rows (the first is the header) with each column as wide
+// as max(15, its longest cell), as Kafka's share and streams group tools do.
+func WriteTable(w io.Writer, rows [][]string) {
+	var widths []int
+	for _, row := range rows {
+		for i, c := range row {
+			for len(widths) <= i {
+				widths = append(widths, 15)
+			}
+			widths[i] = max(widths[i], len(c))
+		}
+	}
+	for _, row := range rows {
+		WriteRow(w, widths, row...)
+	}
+}

@@ -13,7 +13,11 @@ import (
 // options are the parsed command-line flags.
 type options struct {
 	clikit.ConnFlags
+	clikit.HTTPFlag
 	output string
+
+	// history and lagStatus describe what only muster knows, through its HTTP API.
+	history, lagStatus bool
 
 	list, describe, deleteGroups, deleteOffsets, resetOffsets bool
 
@@ -50,6 +54,7 @@ func newCommand(e env) *cobra.Command {
 	f := cmd.Flags()
 	o.ConnFlags.AddFlags(f, 5000)
 	f.StringVar(&o.output, "output", "text", "Output format: text or json.")
+	o.HTTPFlag.AddFlags(f)
 
 	f.BoolVar(&o.list, "list", false, "List all consumer groups.")
 	f.BoolVar(&o.describe, "describe", false, "Describe consumer group and list offset lag (number of messages not yet processed) related to given group.")
@@ -66,6 +71,8 @@ func newCommand(e env) *cobra.Command {
 	clikit.OptionalStringFlag(f, &o.typ, "type", "With --list: show group types, optionally filtered (e.g. --type=classic,consumer).")
 	f.BoolVar(&o.offsets, "offsets", false, "Describe the group's partitions with offset lag (default describe view).")
 	f.BoolVar(&o.members, "members", false, "Describe the members of the group.")
+	f.BoolVar(&o.history, "history", false, "With --describe: the group's rebalance history, every group epoch bump with its causes (muster only, through its HTTP API).")
+	f.BoolVar(&o.lagStatus, "lag-status", false, "With --describe: the group's lag status by Burrow's rules over a window of commits (OK, WARNING, ERROR; per partition OK, WARNING, STOP, STALL, REWIND) with time lag (muster only, through its HTTP API).")
 
 	f.BoolVar(&o.dryRun, "dry-run", false, "Only show results without executing changes (default for --reset-offsets).")
 	f.BoolVar(&o.execute, "execute", false, "Execute the offset reset.")
@@ -100,6 +107,8 @@ func run(ctx context.Context, c *cobra.Command, o *options, e env, args []string
 	switch {
 	case o.list:
 		return r.list(ctx)
+	case o.describe && (o.history || o.lagStatus):
+		return r.observeCmd(ctx)
 	case o.describe:
 		return r.describeCmd(ctx)
 	case o.deleteGroups:
@@ -169,6 +178,12 @@ func (o *options) validate() error {
 	if (o.members || o.offsets) && !o.describe {
 		return usagef("Option [%s] can only be used with option [describe]", clikit.Pick(o.members, "members", "offsets"))
 	}
+	if (o.history || o.lagStatus) && !o.describe {
+		return usagef("Option [%s] can only be used with option [describe]", clikit.Pick(o.history, "history", "lag-status"))
+	}
+	if o.Server != "" && !o.history && !o.lagStatus {
+		return usagef("Option [http-server] can only be used with options [history] or [lag-status]")
+	}
 	if o.stateSet && !o.describe && !o.list {
 		return usagef("Option [state] can only be used with options [describe] or [list]")
 	}
@@ -200,6 +215,10 @@ func (o *options) validate() error {
 		}
 		if clikit.Count(o.members, o.offsets, o.stateSet) > 1 {
 			return usagef("Option [describe] takes at most one of these options: [members], [offsets], [state]")
+		}
+		if (o.history || o.lagStatus) && clikit.Count(o.members, o.offsets, o.stateSet, o.history, o.lagStatus) > 1 {
+			return usagef("Option [%s] can't be used along with options [members], [offsets], [state], [%s]",
+				clikit.Pick(o.history, "history", "lag-status"), clikit.Pick(o.history, "lag-status", "history"))
 		}
 		if o.stateSet && o.state != "" {
 			return usagef("Option [describe] does not take a value for [state]")

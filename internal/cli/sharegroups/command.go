@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -213,15 +212,8 @@ func (o *options) validate() error {
 		if _, err := clikit.ParseTopicArgs(o.topics); err != nil {
 			return err
 		}
-		if o.ByDuration != "" {
-			if _, err := clikit.ParseISODuration(o.ByDuration); err != nil {
-				return err
-			}
-		}
-		if o.ToDatetime != "" {
-			if _, err := clikit.ParseDateTime(o.ToDatetime, time.UTC); err != nil {
-				return err
-			}
+		if err := o.CheckTimes(); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -237,17 +229,4 @@ type reportedError = clikit.ReportedError
 const failedPrefix = "Executing share group command failed due to "
 
 // writeTable prints rows (the first is the header) with widths max(15, longest cell).
-func writeTable(w io.Writer, rows [][]string) {
-	var widths []int
-	for _, row := range rows {
-		for i, c := range row {
-			for len(widths) <= i {
-				widths = append(widths, 15)
-			}
-			widths[i] = max(widths[i], len(c))
-		}
-	}
-	for _, row := range rows {
-		clikit.WriteRow(w, widths, row...)
-	}
-}
+var writeTable = clikit.WriteTable

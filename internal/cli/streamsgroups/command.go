@@ -3,7 +3,6 @@ package streamsgroups
 import (
 	"context"
 	"io"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -14,7 +13,11 @@ import (
 // options are the parsed flags.
 type options struct {
 	clikit.ConnFlags
+	clikit.HTTPFlag
 	format string
+
+	// history and allEpochs read what only muster knows, through its HTTP API.
+	history, allEpochs bool
 
 	list, describe, deleteGroups, deleteOffsets, resetOffsets bool
 
@@ -65,6 +68,9 @@ func newCommand(e env) *cobra.Command {
 	f.BoolVar(&o.members, "members", false, "Describe the members of the group.")
 	f.BoolVar(&o.topology, "topology", false, "Describe the group's topology description (KIP-1331).")
 	f.StringVar(&o.format, "format", "text", "With --topology: text (Kafka's Topology#describe), dot (Graphviz) or mermaid.")
+	f.BoolVar(&o.history, "history", false, "With --describe: the group's rebalance history, every group epoch bump with its causes (muster only, through its HTTP API).")
+	f.BoolVar(&o.allEpochs, "all-epochs", false, "With --describe --topology: the topology descriptions of the current and, during a rolling upgrade, the previous topology epoch, with what changed (muster only, through its HTTP API).")
+	o.HTTPFlag.AddFlags(f)
 
 	f.BoolVar(&o.dryRun, "dry-run", false, "Only show the new offsets of --reset-offsets, without committing them.")
 	f.BoolVar(&o.execute, "execute", false, "Execute the offset reset.")
@@ -96,6 +102,10 @@ func run(ctx context.Context, c *cobra.Command, o *options, e env, args []string
 	switch {
 	case o.list:
 		return r.list(ctx)
+	case o.describe && o.history:
+		return r.historyCmd(ctx)
+	case o.describe && o.topology && o.allEpochs:
+		return r.allEpochsCmd(ctx)
 	case o.describe && o.topology:
 		return r.topologyCmd(ctx)
 	case o.describe:
@@ -155,6 +165,15 @@ func (o *options) validate() error {
 	if o.stateSet && !o.describe && !o.list {
 		return usagef("Option [state] can only be used with options [describe] or [list]")
 	}
+	if o.history && !o.describe {
+		return usagef("Option [history] can only be used with option [describe]")
+	}
+	if o.allEpochs && !o.topology {
+		return usagef("Option [all-epochs] can only be used with option [topology]")
+	}
+	if o.Server != "" && !o.history && !o.allEpochs {
+		return usagef("Option [http-server] can only be used with options [history] or [all-epochs]")
+	}
 	if o.format != "text" && !o.topology {
 		return usagef("Option [format] can only be used with option [topology]")
 	}
@@ -178,6 +197,9 @@ func (o *options) validate() error {
 		}
 		if clikit.Count(o.members, o.offsets, o.stateSet, o.topology) > 1 {
 			return usagef("Option [describe] takes at most one of these options: [members], [offsets], [state], [topology]")
+		}
+		if o.history && clikit.Count(o.members, o.offsets, o.stateSet, o.topology) > 0 {
+			return usagef("Option [history] can't be used along with options [members], [offsets], [state], [topology]")
 		}
 		if o.stateSet && o.state != "" {
 			return usagef("Option [describe] does not take a value for [state]")
@@ -212,15 +234,8 @@ func (o *options) validate() error {
 		if _, err := clikit.ParseTopicArgs(o.inputTopics); err != nil {
 			return err
 		}
-		if o.ByDuration != "" {
-			if _, err := clikit.ParseISODuration(o.ByDuration); err != nil {
-				return err
-			}
-		}
-		if o.ToDatetime != "" {
-			if _, err := clikit.ParseDateTime(o.ToDatetime, time.UTC); err != nil {
-				return err
-			}
+		if err := o.CheckTimes(); err != nil {
+			return err
 		}
 	}
 	return nil

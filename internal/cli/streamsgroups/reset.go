@@ -123,31 +123,14 @@ func (r *runner) resetOne(parent context.Context, g string) ([]newOffset, error)
 		}
 		cur, hasCur := committed.Lookup(tp.Topic, tp.Partition)
 		hasCur = hasCur && cur.Err == nil && cur.At >= 0
-		var target int64
-		switch {
-		case r.o.ToEarliest:
-			target = start.Offset
-		case r.o.ToLatest:
-			target = end.Offset
-		case r.o.ToCurrent:
-			target = end.Offset
-			if hasCur {
-				target = cur.At
-			}
-		case r.o.ToOffsetSet:
-			target = r.o.ToOffset
-		case r.o.ShiftBySet:
-			if !hasCur {
-				return nil, fmt.Errorf("cannot shift offset for partition %s-%d since there is no current committed offset", tp.Topic, tp.Partition)
-			}
-			target = cur.At + r.o.ShiftBy
-		default: // --to-datetime / --by-duration
-			target = end.Offset
-			if o, ok := byTime.Lookup(tp.Topic, tp.Partition); ok && o.Err == nil && o.Offset >= 0 {
-				target = o.Offset
-			}
+		at := int64(-1)
+		if o, ok := byTime.Lookup(tp.Topic, tp.Partition); ok && o.Err == nil {
+			at = o.Offset
 		}
-		target = min(max(target, start.Offset), end.Offset)
+		target, ok := r.o.Target(start.Offset, end.Offset, cur.At, hasCur, at)
+		if !ok {
+			return nil, fmt.Errorf("cannot shift offset for partition %s-%d since there is no current committed offset", tp.Topic, tp.Partition)
+		}
 		out = append(out, newOffset{tp, target})
 	}
 	if r.o.execute {

@@ -18,7 +18,7 @@ import (
 // transactional id (key type 1); a denied key answers GROUP_AUTHORIZATION_FAILED or
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED with no node (id -1, no host, port -1), the same for a
 // group that exists and one that does not. An answered coordinator is this broker as the
-// listener the request came in on advertises it.
+// listener the request came in on advertises it (another cluster node: as the broker maps it).
 func (s *Service) authorizeFindCoordinator(ctx context.Context, r Req, req *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {
 	denied := func(key string) *kerr.Error {
 		switch req.CoordinatorType {
@@ -46,7 +46,7 @@ func (s *Service) authorizeFindCoordinator(ctx context.Context, r Req, req *kmsg
 			return resp
 		}
 		resp := s.FindCoordinator(ctx, r.Meta, req)
-		if resp.ErrorCode == 0 && r.Host != "" {
+		if resp.ErrorCode == 0 && r.Host != "" && resp.NodeID == s.Self.NodeID {
 			resp.Host, resp.Port = r.Host, r.Port
 		}
 		return resp
@@ -74,7 +74,7 @@ func (s *Service) authorizeFindCoordinator(ctx context.Context, r Req, req *kmsg
 		case j < len(got):
 			c = got[j]
 			j++
-			if c.ErrorCode == 0 && r.Host != "" {
+			if c.ErrorCode == 0 && r.Host != "" && c.NodeID == s.Self.NodeID {
 				c.Host, c.Port = r.Host, r.Port
 			}
 		default:

@@ -13,7 +13,8 @@ import (
 // ListGroups serves ListGroups v0–v5: every shard lists its groups (coordinator.ListGroups),
 // StatesFilter (v4+) and TypesFilter (v5+) compared case-insensitively. A shard still loading
 // sets COORDINATOR_LOAD_IN_PROGRESS (the first error wins) and contributes no groups. Groups are
-// sorted by id.
+// sorted by id. In cluster mode each node lists the groups of the shards it serves, as each
+// Kafka broker lists those of the partitions it leads (admin clients ask every broker).
 func (s *Service) ListGroups(ctx context.Context, meta coordinator.Meta, req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 	states := map[string]bool{}
@@ -27,6 +28,9 @@ func (s *Service) ListGroups(ctx context.Context, meta coordinator.Meta, req *km
 	lists, errs := fanOut(ctx, s, meta, coordinator.ListGroups(states, types))
 	for i, groups := range lists {
 		if errs[i] != nil {
+			if !s.RT.Owned(int32(i)) {
+				continue // cluster mode: the node serving that shard lists its groups
+			}
 			if resp.ErrorCode == 0 {
 				resp.ErrorCode = coordinator.ErrorCode(errs[i])
 			}

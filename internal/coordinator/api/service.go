@@ -40,6 +40,13 @@ type Endpoint struct {
 	Port   int32
 }
 
+// Directory tells where the shards this node does not serve are served (cluster mode).
+type Directory interface {
+	// Coordinator returns the node serving shard (its endpoint on its first listener; the
+	// broker names the endpoint of the request's listener), false when no node holds it now.
+	Coordinator(shard int32) (Endpoint, bool)
+}
+
 // Service is the group coordinator as the wire sees it.
 type Service struct {
 	RT     *Runtime
@@ -47,6 +54,11 @@ type Service struct {
 	Log    *slog.Logger
 	Topics Topics // nil: no topic checks (tests)
 	Self   Endpoint
+	// Directory is set in cluster mode: FindCoordinator names the owner of a shard served
+	// elsewhere.
+	Directory Directory
+	// TxnDirectory is Directory for the transaction coordinator's shards (cluster mode).
+	TxnDirectory Directory
 	// TopologyDescriptions is the KIP-1331 side; nil when no plugin is configured.
 	TopologyDescriptions *TopologyDescriptions
 	// Txn verifies TxnOffsetCommit with the transaction coordinator; nil: not verified.
@@ -91,6 +103,12 @@ func (s *Service) limitedLog() *lograte.Limiter {
 // transactional id serves, else an error code (COORDINATOR_LOAD_IN_PROGRESS).
 type TxnLocator interface {
 	Locate(txnID string) int16
+}
+
+// TxnShards is a TxnLocator that tells, in cluster mode, a transactional id's shard and whether
+// this node serves it (otherwise TxnDirectory names the node that does).
+type TxnShards interface {
+	TxnShard(txnID string) (shard int32, here bool)
 }
 
 // Handler serves one API key.

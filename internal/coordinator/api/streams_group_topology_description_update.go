@@ -83,6 +83,7 @@ func (s *Service) StreamsGroupTopologyDescriptionUpdate(ctx context.Context, met
 	}
 	if perr == nil {
 		td.Counters.SetSuccess.Add(1)
+		td.afterStored(req.Group, req.TopologyEpoch)
 	} else {
 		td.Counters.SetError.Add(1)
 		td.Log.Warn("kip-1331: setTopology refused the description (permanent)", "group", req.Group, "topology_epoch", req.TopologyEpoch, "err", pluginErrorForLog(perr))

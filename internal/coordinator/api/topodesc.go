@@ -50,6 +50,7 @@ type TopologyDescriptions struct {
 	mu       sync.Mutex
 	backoff  map[string]tdBackoff
 	inflight map[string]tdInflight
+	epochs   map[string]*tdEpochs // previous epochs held by the plugin (multi-epoch)
 
 	cleanup tdCleanup
 }
@@ -160,6 +161,7 @@ func (td *TopologyDescriptions) forget(group string) {
 	defer td.mu.Unlock()
 	delete(td.inflight, group)
 	delete(td.backoff, group)
+	delete(td.epochs, group)
 }
 
 // maybeSolicit sets TopologyDescriptionRequired on a successful heartbeat response (KIP-1331;
@@ -173,4 +175,5 @@ func (td *TopologyDescriptions) maybeSolicit(meta coordinator.Meta, req *kmsg.St
 	if td.ShouldSolicit(req.Group, out.TopologyDescription) {
 		out.Response.TopologyDescriptionRequired = true
 	}
+	td.maybeRetirePrevious(req.Group, out.TopologyDescription)
 }

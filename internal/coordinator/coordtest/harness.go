@@ -212,6 +212,9 @@ func DurableView(st *coordinator.State) map[string]any {
 			}
 		}
 	}
+	for g, events := range st.HistoryView() {
+		out["history/"+g] = events
+	}
 	for _, g := range sortedGroups(st) {
 		for _, tp := range st.TxnOffsets.Partitions(g) {
 			for _, pid := range st.TxnOffsets.Producers(g, tp.Topic, tp.Partition) {

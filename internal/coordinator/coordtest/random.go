@@ -3,6 +3,7 @@ package coordtest
 import (
 	"fmt"
 	"math/rand"
+	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -51,6 +52,9 @@ func RandomWorkload(w Workload, seed int64, steps int) string {
 	if rnd.Intn(2) == 0 {
 		overrides = append(overrides, "group.consumer.assignment.interval.ms=0")
 	}
+	// A small rebalance history bound, so its trimming (tombstones of the oldest events) is
+	// replayed too.
+	overrides = append(overrides, "muster.rebalance.history.max.events="+strconv.Itoa(2+rnd.Intn(4)))
 	h := New(Config(overrides...))
 	values := config.Defaults(overrides...)
 	topics := h.WithTopics(nil)

@@ -50,6 +50,7 @@ import (
 //	list                            ListGroups
 //	delete-groups groups=g,h
 //	advance 5s                      move the clock and fire due timers
+//	history group=g                 the group's rebalance history (epoch bumps and their causes)
 //	records                         the records written since the last `records`
 //	reload                          restart the shard from its records (timers re-armed)
 //
@@ -216,6 +217,16 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) (out string) {
 		}
 		h.Advance(dur)
 		fmt.Fprintf(&b, "now +%s\n", h.Clock.Now().Sub(T0))
+	case "history":
+		// The group's rebalance history (coordinator.RebalanceHistory), oldest first.
+		group := a.str("group")
+		events := Do(h, coordinator.RebalanceHistory(group)).Resp
+		for _, e := range events {
+			fmt.Fprintf(&b, "#%d %s\n", e.Seq, s.event(e))
+		}
+		if len(events) == 0 {
+			b.WriteString("no history\n")
+		}
 	case "records":
 		for _, r := range h.Log[s.logged:] {
 			b.WriteString(s.record(r))
@@ -817,6 +828,12 @@ func (s *script) record(r coordinator.Record) string {
 		name = fmt.Sprintf("type-%d", typ)
 	}
 	switch typ {
+	case coordinator.RecRebalanceHistory:
+		g, seq, e, _ := coordinator.DecodeRebalanceHistory(r)
+		if e == nil {
+			return fmt.Sprintf("%s %s#%d tombstone", name, g, seq)
+		}
+		return fmt.Sprintf("%s %s#%d %s", name, g, seq, s.event(*e))
 	case 0, coordinator.RecOffsetCommit:
 		var k kmsg.OffsetCommitKey
 		_ = k.ReadFrom(r.Key)
@@ -888,7 +905,18 @@ func (s *script) record(r coordinator.Record) string {
 	return out
 }
 
+// event renders a rebalance history event: "consumer epoch 1→2 MEMBER_JOINED member=m1; ...".
+func (s *script) event(e coordinator.RebalanceEvent) string {
+	var cs []string
+	for _, c := range e.Causes {
+		c.Member = s.name(c.Member)
+		cs = append(cs, c.String())
+	}
+	return fmt.Sprintf("%s epoch %d→%d %s", e.GroupType, e.OldEpoch, e.NewEpoch, strings.Join(cs, "; "))
+}
+
 var recordNames = map[int16]string{
+	coordinator.RecRebalanceHistory:      "RebalanceHistory",
 	0:                                    "OffsetCommit",
 	coordinator.RecOffsetCommit:          "OffsetCommit",
 	coordinator.RecGroupMetadata:         "GroupMetadata",

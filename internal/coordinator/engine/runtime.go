@@ -62,6 +62,11 @@ type Options[S Shard] struct {
 	// Refresh runs on the shard goroutine before every operation and timer run and after a
 	// load: the group coordinator hands the shard the newest topic metadata image here.
 	Refresh func(s S)
+	// Managed: shards are served only while this node holds their leases (cluster mode). Start
+	// loads nothing; a lease manager hands each shard's lease to Serve and takes it back with
+	// Unserve, and a shard whose lease is lost or fenced unloads itself. Unmanaged (embedded
+	// mode), every shard acquires its lease from Store at Start and keeps it.
+	Managed bool
 	// Writes, when set, tells the runtime whether the store takes writes now (see WriteGate);
 	// nil: every batch is appended.
 	Writes WriteGate
@@ -171,6 +176,11 @@ type shard[S Shard] struct {
 	syncs       chan begun     // to the shard's syncer goroutine, in batch order
 	stopTimer   func() bool
 	timerAt     time.Time
+
+	// Managed mode (lease.go): leases handed over by Serve, unserve requests.
+	serveCh   chan store.Shard
+	unserveCh chan chan struct{}
+	counted   bool // loop-owned: counted in rt.loaded
 }
 
 // batch is one Append's records and the replies released when it is durable; publish (may be
@@ -204,6 +214,7 @@ const (
 	shardLoading int32 = iota
 	shardActive
 	shardFailed
+	shardUnowned // managed mode: no lease here; NOT_COORDINATOR
 )
 
 // New creates the runtime; Start loads the shards.
@@ -222,10 +233,15 @@ func New[S Shard](opts Options[S]) *Runtime[S] {
 	}
 	rt := &Runtime[S]{opts: opts, log: opts.Log, limited: lograte.New(opts.Log, 30*time.Second), stop: make(chan struct{})}
 	for i := int32(0); i < opts.Shards; i++ {
-		rt.shards = append(rt.shards, &shard[S]{rt: rt, id: i, ops: make(chan *job[S], opts.QueueDepth),
+		sh := &shard[S]{rt: rt, id: i, ops: make(chan *job[S], opts.QueueDepth),
 			wake: make(chan struct{}, 1), done: make(chan struct{}), depth: 1,
 			commitDone: make(chan error, opts.MaxInflight), appends: make(chan appendReq, opts.MaxInflight),
-			syncs: make(chan begun, opts.MaxInflight)})
+			syncs:   make(chan begun, opts.MaxInflight),
+			serveCh: make(chan store.Shard, 1), unserveCh: make(chan chan struct{})}
+		if opts.Managed {
+			sh.status.Store(shardUnowned)
+		}
+		rt.shards = append(rt.shards, sh)
 	}
 	return rt
 }
@@ -248,19 +264,36 @@ func (rt *Runtime[S]) Close() {
 	rt.wg.Wait()
 }
 
-// Ready reports whether every shard is loaded.
-func (rt *Runtime[S]) Ready() bool { return int(rt.loaded.Load()) == len(rt.shards) }
+// Ready reports whether every shard is loaded; managed: every shard whose lease this node
+// holds.
+func (rt *Runtime[S]) Ready() bool {
+	if !rt.opts.Managed {
+		return int(rt.loaded.Load()) == len(rt.shards)
+	}
+	for _, s := range rt.shards {
+		if st := s.status.Load(); st != shardActive && st != shardUnowned {
+			return false
+		}
+	}
+	return true
+}
 
 // Active reports whether shard is loaded and serving.
 func (rt *Runtime[S]) Active(shard int32) bool {
 	return rt.shards[shard].status.Load() == shardActive
 }
 
-// ShardStatus describes each shard for /readyz and metrics: "loading", "active" or "failed".
+// Owned reports whether shard is served here (loading or active); always true unmanaged.
+func (rt *Runtime[S]) Owned(shard int32) bool {
+	return rt.shards[shard].status.Load() != shardUnowned
+}
+
+// ShardStatus describes each shard for /readyz and metrics: "loading", "active", "failed" or
+// (managed: no lease here) "unowned".
 func (rt *Runtime[S]) ShardStatus() []string {
 	out := make([]string, len(rt.shards))
 	for i, s := range rt.shards {
-		out[i] = [...]string{"loading", "active", "failed"}[s.status.Load()]
+		out[i] = [...]string{"loading", "active", "failed", "unowned"}[s.status.Load()]
 	}
 	return out
 }
@@ -290,7 +323,7 @@ func Do[S Shard, T any](ctx context.Context, rt *Runtime[S], shard int32, meta c
 	switch s.status.Load() {
 	case shardLoading:
 		return zero, kerr.CoordinatorLoadInProgress
-	case shardFailed:
+	case shardFailed, shardUnowned:
 		return zero, kerr.NotCoordinator
 	}
 	w := &waiter[T]{done: make(chan struct{})}
@@ -376,24 +409,51 @@ func (s *shard[S]) loop() {
 			s.stopTimer()
 		}
 	}()
+	if s.rt.opts.Managed {
+		s.managed()
+		return
+	}
 	if !s.load() {
 		return
 	}
+	s.serve()
+}
+
+// serve runs the loaded shard until the runtime stops (true) or, managed, the shard unloads
+// (false: its lease was lost, fenced or taken back by Unserve).
+func (s *shard[S]) serve() bool {
 	s.armTimer() // timers re-armed by OnLoaded must fire without waiting for a request
 	for {
+		var lost <-chan struct{}
+		if s.rt.opts.Managed && s.lease != nil {
+			lost = s.lease.Lost()
+		}
 		ok := true
 		select {
 		case <-s.rt.stop:
 			s.shutdown()
-			return
+			return true
+		case done := <-s.unserveCh:
+			s.shutdown()
+			s.unload()
+			close(done)
+			return false
+		case <-lost:
+			s.rt.log.Warn("coordinator: shard lease lost; unloading", "shard", s.id, "epoch", s.lease.Epoch())
+			s.abandonLease(kerr.NotCoordinator)
+			return false
 		case j := <-s.ops:
 			s.queued.Add(-1)
 			s.run(j)
 			ok = s.screen() && s.drain()
 		case err := <-s.commitDone:
 			if !s.committed(err) {
+				if s.rt.opts.Managed && s.lease == nil { // fenced: the lease is another node's
+					s.unload()
+					return false
+				}
 				if !s.load() {
-					return
+					return !s.rt.opts.Managed || s.stopping()
 				}
 				s.armTimer()
 				continue
@@ -407,7 +467,7 @@ func (s *shard[S]) loop() {
 		}
 		if !ok {
 			if !s.reloadAfterRefusal() {
-				return
+				return !s.rt.opts.Managed || s.stopping()
 			}
 			s.armTimer()
 			continue
@@ -501,12 +561,28 @@ func (s *shard[S]) load() bool {
 		if err == nil {
 			s.status.Store(shardActive)
 			s.rt.loaded.Add(1)
+			s.counted = true
 			return true
 		}
 		s.status.Store(shardFailed)
 		s.rt.limited.LogKey(fmt.Sprintf("load %d", s.id), slog.LevelError, "coordinator: shard load failed", "shard", s.id, "err", err)
+		if s.rt.opts.Managed && (errors.Is(err, store.ErrFenced) || s.lease == nil) {
+			s.unload()
+			return false
+		}
+		var lost <-chan struct{}
+		if s.rt.opts.Managed {
+			lost = s.lease.Lost()
+		}
 		select {
 		case <-s.rt.stop:
+			return false
+		case <-lost:
+			s.unload()
+			return false
+		case done := <-s.unserveCh:
+			s.unload()
+			close(done)
 			return false
 		case <-time.After(backoff):
 		}
@@ -520,6 +596,9 @@ func (s *shard[S]) tryLoad() error {
 	start := time.Now()
 	ctx := context.Background()
 	if s.lease == nil {
+		if s.rt.opts.Managed {
+			return store.ErrFenced // the lease is gone; the lease manager hands out a new one
+		}
 		l, err := s.rt.opts.Store.Acquire(ctx, s.id)
 		if err != nil {
 			return fmt.Errorf("acquire: %w", err)
@@ -760,7 +839,10 @@ func (s *shard[S]) abandon(err error) {
 		s.stopTimer()
 		s.stopTimer = nil
 	}
-	s.rt.loaded.Add(-1)
+	if s.counted {
+		s.rt.loaded.Add(-1)
+		s.counted = false
+	}
 }
 
 // release sends a batch's replies (err == nil) or fails them with err.

@@ -44,6 +44,9 @@ type Config struct {
 	// QueueSize bounds pending calls for disk and http (beyond it calls fail
 	// with ErrBusy); 0 means DefaultQueueSize.
 	QueueSize int
+	// Shared is cluster mode's shared store: the "postgres" plugin runs over it, and the disk
+	// plugin (one node's files) is replaced by it.
+	Shared Table
 }
 
 // ParseConfig reads the plugin keys from broker properties. Unknown keys are
@@ -87,8 +90,9 @@ func ParseConfig(props map[string]string, dataDir string) (Config, error) {
 }
 
 // New builds the plugin named by cfg.Class: "" → (nil, nil), the feature is
-// off; "memory", "disk" (needs DataDir) or "http" (needs HTTPURL). Any other
-// class is an error.
+// off; "memory", "disk" (needs DataDir) or "http" (needs HTTPURL), or in
+// cluster mode (cfg.Shared set) "postgres", which also replaces "disk". Any
+// other class is an error.
 func New(cfg Config) (Plugin, error) {
 	maxBytes := cfg.MaxBytes
 	switch {
@@ -106,7 +110,15 @@ func New(cfg Config) (Plugin, error) {
 		return nil, nil
 	case "memory":
 		return NewMemory(maxBytes), nil
+	case "postgres":
+		if cfg.Shared == nil {
+			return nil, fmt.Errorf("topodesc: the postgres plugin needs cluster mode (cluster.store.url)")
+		}
+		return NewShared(cfg.Shared, maxBytes, DefaultDiskWorkers, queue), nil
 	case "disk":
+		if cfg.Shared != nil { // cluster mode: descriptions must outlive a coordinator's move
+			return NewShared(cfg.Shared, maxBytes, DefaultDiskWorkers, queue), nil
+		}
 		if cfg.DataDir == "" {
 			return nil, fmt.Errorf("topodesc: the disk plugin needs a data dir")
 		}
@@ -121,5 +133,5 @@ func New(cfg Config) (Plugin, error) {
 		}
 		return NewHTTP(cfg.HTTPURL, cfg.HTTPClient, cfg.HTTPTimeout, workers, queue)
 	}
-	return nil, fmt.Errorf("topodesc: unknown %s %q (want memory, disk or http)", ConfigPluginClass, cfg.Class)
+	return nil, fmt.Errorf("topodesc: unknown %s %q (want memory, disk, http or, in cluster mode, postgres)", ConfigPluginClass, cfg.Class)
 }

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -28,10 +29,10 @@ const (
 )
 
 // Disk is the "disk" plugin: one file per group in dir, holding the group
-// id, topology epoch and canonical JSON description. Writes are atomic and
+// id, topology epoch and canonical JSON description (and the previous
+// epoch's during a rolling upgrade, see Plugin). Writes are atomic and
 // durable (temp file, fsync, rename, fsync of the directory), so a
-// description survives a broker restart. Like Memory, a set replaces the
-// group's description whatever its epoch. File I/O runs on a fixed pool of
+// description survives a broker restart. File I/O runs on a fixed pool of
 // workers; operations on one group are serialized.
 //
 // File name: "g-<hex of group id>.json" for ids up to 100 bytes, else
@@ -48,6 +49,43 @@ type diskFile struct {
 	Group       string          `json:"group"`
 	Epoch       int32           `json:"epoch"`
 	Description json.RawMessage `json:"description"`
+	// Previous is the other epoch kept during a rolling topology upgrade (absent in files
+	// written before muster kept two epochs).
+	Previous *diskEpoch `json:"previous,omitempty"`
+}
+
+// diskEpoch is one more stored epoch of a group.
+type diskEpoch struct {
+	Epoch       int32           `json:"epoch"`
+	Description json.RawMessage `json:"description"`
+}
+
+// epochs lists the file's epochs: the latest set first.
+func (f *diskFile) epochs() []diskEpoch {
+	out := []diskEpoch{{Epoch: f.Epoch, Description: f.Description}}
+	if f.Previous != nil {
+		out = append(out, *f.Previous)
+	}
+	return out
+}
+
+// readFile reads and checks groupID's file (nil when there is none); the group lock is held.
+func (d *Disk) readFile(groupID string) (*diskFile, error) {
+	body, err := os.ReadFile(filepath.Join(d.dir, FileName(groupID)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("topodesc: read %s: %w", FileName(groupID), err)
+	}
+	var f diskFile
+	if err := json.Unmarshal(body, &f); err != nil {
+		return nil, fmt.Errorf("topodesc: corrupt file %s: %w", FileName(groupID), err)
+	}
+	if f.Group != groupID {
+		return nil, fmt.Errorf("topodesc: file %s belongs to group %q, not %q", FileName(groupID), f.Group, groupID)
+	}
+	return &f, nil
 }
 
 // NewDisk opens (creating it if needed) the plugin directory dir, removes
@@ -94,22 +132,31 @@ func (d *Disk) lock(groupID string) *sync.Mutex {
 	return &d.locks[h.Sum32()%diskLockStripes]
 }
 
-// SetTopology durably writes d for groupID at topologyEpoch, replacing any
-// previous file of the group.
+// SetTopology durably writes d for groupID at topologyEpoch, keeping the
+// highest other epoch of the group's file as the previous one (see Plugin).
 func (d *Disk) SetTopology(ctx context.Context, groupID string, topologyEpoch int32, desc *topology.Description) <-chan error {
 	data, err := checkSet(groupID, topologyEpoch, desc, d.maxBytes)
 	if err != nil {
 		return errDone(err)
 	}
 	return d.pool.runErr(func(ctx context.Context) error {
-		body, err := json.Marshal(diskFile{Group: groupID, Epoch: topologyEpoch, Description: data})
-		if err != nil {
-			return err
-		}
 		mu := d.lock(groupID)
 		mu.Lock()
 		defer mu.Unlock()
 		if err := ctx.Err(); err != nil {
+			return err
+		}
+		f := diskFile{Group: groupID, Epoch: topologyEpoch, Description: data}
+		// A corrupt old file only loses its previous epoch.
+		if old, err := d.readFile(groupID); err == nil && old != nil {
+			for _, e := range old.epochs() {
+				if e.Epoch != topologyEpoch && (f.Previous == nil || e.Epoch > f.Previous.Epoch) {
+					f.Previous = &diskEpoch{Epoch: e.Epoch, Description: e.Description}
+				}
+			}
+		}
+		body, err := json.Marshal(f)
+		if err != nil {
 			return err
 		}
 		return d.writeAtomic(FileName(groupID), body)
@@ -157,35 +204,80 @@ func (d *Disk) syncDir() error {
 }
 
 // GetTopology reads groupID's file; (nil, nil) when there is none or it
-// holds another epoch. A corrupt file (bad JSON, wrong group, unknown node
+// holds no such epoch. A corrupt file (bad JSON, wrong group, unknown node
 // type) is reported as an error.
 func (d *Disk) GetTopology(ctx context.Context, groupID string, topologyEpoch int32) <-chan GetResult {
 	return d.pool.runGet(func(ctx context.Context) GetResult {
 		mu := d.lock(groupID)
 		mu.Lock()
-		body, err := os.ReadFile(filepath.Join(d.dir, FileName(groupID)))
+		f, err := d.readFile(groupID)
 		mu.Unlock()
-		if errors.Is(err, fs.ErrNotExist) {
-			return GetResult{}
+		if err != nil || f == nil {
+			return GetResult{Err: err}
 		}
+		for _, e := range f.epochs() {
+			if e.Epoch != topologyEpoch {
+				continue
+			}
+			desc, err := topology.Unmarshal(e.Description)
+			if err != nil {
+				return GetResult{Err: fmt.Errorf("topodesc: corrupt file %s: %w", FileName(groupID), err)}
+			}
+			return GetResult{Description: desc}
+		}
+		return GetResult{}
+	}, ctx)
+}
+
+// StoredEpochs lists the epochs of groupID's file, ascending.
+func (d *Disk) StoredEpochs(ctx context.Context, groupID string) <-chan EpochsResult {
+	return d.pool.runEpochs(func(ctx context.Context) EpochsResult {
+		mu := d.lock(groupID)
+		mu.Lock()
+		f, err := d.readFile(groupID)
+		mu.Unlock()
+		out := []int32{}
+		if f != nil {
+			for _, e := range f.epochs() {
+				out = append(out, e.Epoch)
+			}
+		}
+		slices.Sort(out)
+		return EpochsResult{Epochs: out, Err: err}
+	}, ctx)
+}
+
+// DeleteTopologyEpoch removes one epoch from groupID's file (the file when it
+// was the last one); success when there is none.
+func (d *Disk) DeleteTopologyEpoch(ctx context.Context, groupID string, topologyEpoch int32) <-chan error {
+	return d.pool.runErr(func(ctx context.Context) error {
+		mu := d.lock(groupID)
+		mu.Lock()
+		defer mu.Unlock()
+		f, err := d.readFile(groupID)
+		if err != nil || f == nil {
+			return err
+		}
+		var left []diskEpoch
+		for _, e := range f.epochs() {
+			if e.Epoch != topologyEpoch {
+				left = append(left, e)
+			}
+		}
+		switch {
+		case len(left) == len(f.epochs()):
+			return nil
+		case len(left) == 0:
+			if err := os.Remove(filepath.Join(d.dir, FileName(groupID))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("topodesc: remove %s: %w", FileName(groupID), err)
+			}
+			return d.syncDir()
+		}
+		body, err := json.Marshal(diskFile{Group: groupID, Epoch: left[0].Epoch, Description: left[0].Description})
 		if err != nil {
-			return GetResult{Err: fmt.Errorf("topodesc: read %s: %w", FileName(groupID), err)}
+			return err
 		}
-		var f diskFile
-		if err := json.Unmarshal(body, &f); err != nil {
-			return GetResult{Err: fmt.Errorf("topodesc: corrupt file %s: %w", FileName(groupID), err)}
-		}
-		if f.Group != groupID {
-			return GetResult{Err: fmt.Errorf("topodesc: file %s belongs to group %q, not %q", FileName(groupID), f.Group, groupID)}
-		}
-		if f.Epoch != topologyEpoch {
-			return GetResult{}
-		}
-		desc, err := topology.Unmarshal(f.Description)
-		if err != nil {
-			return GetResult{Err: fmt.Errorf("topodesc: corrupt file %s: %w", FileName(groupID), err)}
-		}
-		return GetResult{Description: desc}
+		return d.writeAtomic(FileName(groupID), body)
 	}, ctx)
 }
 

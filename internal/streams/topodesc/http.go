@@ -3,10 +3,12 @@ package topodesc
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +25,15 @@ import (
 //	       200 + canonical JSON → description; 404 → not stored; else error
 //	DELETE {url}/groups/{group}/topology
 //	       2xx or 404 → ok; else transient
+//	GET    {url}/groups/{group}/topology
+//	       200 + {"epochs":[e1,e2,...]} → the stored epochs; 404 → none; else error
+//	DELETE {url}/groups/{group}/topology/{epoch}
+//	       2xx or 404 → ok; else transient
+//
+// After a successful PUT of an epoch above 0 the plugin lists the group's
+// epochs and deletes all but the one it put and the highest other (the
+// two-epoch bound of Plugin; topology epochs only grow, so at epoch 0 there
+// is no other).
 //
 // Network errors and timeouts are transient.
 const httpContentType = "application/json"
@@ -151,6 +162,9 @@ func (h *HTTP) SetTopology(ctx context.Context, groupID string, topologyEpoch in
 		}
 		switch {
 		case code >= 200 && code < 300:
+			if topologyEpoch > 0 { // topology epochs only grow: at 0 there is no other
+				h.trim(ctx, groupID, topologyEpoch)
+			}
 			return nil
 		case code == http.StatusRequestEntityTooLarge:
 			return fmt.Errorf("%w: remote store: %s", ErrTooLarge, snippet(body))
@@ -194,6 +208,63 @@ func (h *HTTP) DeleteTopology(ctx context.Context, groupID string) <-chan error 
 		}
 		return &StatusError{Method: http.MethodDelete, Code: code, Body: snippet(body)}
 	}, ctx)
+}
+
+// trim deletes the group's epochs beyond the two kept after setting set (best effort: a
+// failure leaves an extra description for the next set or the broker's cleanup).
+func (h *HTTP) trim(ctx context.Context, groupID string, set int32) {
+	r := h.epochs(ctx, groupID)
+	if r.Err != nil {
+		return
+	}
+	for _, e := range keepEpochs(r.Epochs, set) {
+		_ = h.deleteEpoch(ctx, groupID, e)
+	}
+}
+
+func (h *HTTP) epochs(ctx context.Context, groupID string) EpochsResult {
+	code, body, err := h.do(ctx, http.MethodGet, h.groupURL(groupID), nil)
+	if err != nil {
+		return EpochsResult{Err: err}
+	}
+	switch code {
+	case http.StatusOK:
+		var v struct {
+			Epochs []int32 `json:"epochs"`
+		}
+		if err := json.Unmarshal(body, &v); err != nil {
+			return EpochsResult{Err: fmt.Errorf("topodesc: GET epochs: remote store sent %q: %v", snippet(body), err)}
+		}
+		if v.Epochs == nil {
+			v.Epochs = []int32{}
+		}
+		slices.Sort(v.Epochs)
+		return EpochsResult{Epochs: v.Epochs}
+	case http.StatusNotFound:
+		return EpochsResult{Epochs: []int32{}}
+	}
+	return EpochsResult{Err: &StatusError{Method: http.MethodGet, Code: code, Body: snippet(body)}}
+}
+
+func (h *HTTP) deleteEpoch(ctx context.Context, groupID string, epoch int32) error {
+	code, body, err := h.do(ctx, http.MethodDelete, h.epochURL(groupID, epoch), nil)
+	if err != nil {
+		return err
+	}
+	if (code >= 200 && code < 300) || code == http.StatusNotFound {
+		return nil
+	}
+	return &StatusError{Method: http.MethodDelete, Code: code, Body: snippet(body)}
+}
+
+// StoredEpochs GETs the group's stored epochs.
+func (h *HTTP) StoredEpochs(ctx context.Context, groupID string) <-chan EpochsResult {
+	return h.pool.runEpochs(func(ctx context.Context) EpochsResult { return h.epochs(ctx, groupID) }, ctx)
+}
+
+// DeleteTopologyEpoch DELETEs one epoch of groupID's descriptions; 404 is success.
+func (h *HTTP) DeleteTopologyEpoch(ctx context.Context, groupID string, topologyEpoch int32) <-chan error {
+	return h.pool.runErr(func(ctx context.Context) error { return h.deleteEpoch(ctx, groupID, topologyEpoch) }, ctx)
 }
 
 // Close cancels in-flight calls, stops the workers and closes idle

@@ -26,17 +26,54 @@ import (
 //   - GetTopology delivers (nil, nil) when nothing is stored for that epoch
 //     (not stored, or data loss); the broker then clears its stored epoch.
 //   - DeleteTopology is idempotent on groupID, including when nothing is
-//     stored.
-//   - Each group keeps at most one description: the one most recently set
-//     (last writer wins, whatever its epoch), so state is bounded by one
-//     topology per group.
+//     stored, and deletes every epoch of the group.
+//   - Each group keeps at most two descriptions (muster's multi-epoch
+//     extension of KIP-1331): the one most recently set and, while a rolling
+//     topology upgrade is in progress, one of another epoch — after
+//     SetTopology(e), the highest other epoch stored (the previous epoch when
+//     epochs only grow). Every other epoch is dropped, so state stays bounded
+//     by two topologies per group. The broker deletes the previous epoch
+//     (DeleteTopologyEpoch) once every member runs the new one.
 type Plugin interface {
 	Name() string
 	SetTopology(ctx context.Context, groupID string, topologyEpoch int32, d *topology.Description) <-chan error
 	// GetTopology delivers (nil, nil) when nothing is stored for that epoch (data loss / not stored).
 	GetTopology(ctx context.Context, groupID string, topologyEpoch int32) <-chan GetResult
 	DeleteTopology(ctx context.Context, groupID string) <-chan error
+	// StoredEpochs delivers the epochs stored for a group, ascending (none: empty).
+	StoredEpochs(ctx context.Context, groupID string) <-chan EpochsResult
+	// DeleteTopologyEpoch deletes one epoch's description of a group; idempotent.
+	DeleteTopologyEpoch(ctx context.Context, groupID string, topologyEpoch int32) <-chan error
 	Close() error
+}
+
+// EpochsResult is the outcome of StoredEpochs.
+type EpochsResult struct {
+	Epochs []int32
+	Err    error
+}
+
+func epochsDone(e []int32, err error) <-chan EpochsResult {
+	ch := make(chan EpochsResult, 1)
+	ch <- EpochsResult{Epochs: e, Err: err}
+	return ch
+}
+
+// keepEpochs is the bound of two: given the epochs stored after setting set,
+// it returns the epochs to drop (all but set and the highest other).
+func keepEpochs(stored []int32, set int32) (drop []int32) {
+	prev := int32(-1)
+	for _, e := range stored {
+		if e != set && e > prev {
+			prev = e
+		}
+	}
+	for _, e := range stored {
+		if e != set && e != prev {
+			drop = append(drop, e)
+		}
+	}
+	return drop
 }
 
 // GetResult is the outcome of GetTopology: a description, (nil, nil) for

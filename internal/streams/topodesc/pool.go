@@ -110,3 +110,21 @@ func (p *pool) runGet(fn func(context.Context) GetResult, ctx context.Context) <
 	}
 	return ch
 }
+
+// runEpochs runs fn like runErr, for StoredEpochs.
+func (p *pool) runEpochs(fn func(context.Context) EpochsResult, ctx context.Context) <-chan EpochsResult {
+	ch := make(chan EpochsResult, 1)
+	err := p.submit(func(context.Context) {
+		c, cancel := p.merge(ctx)
+		defer cancel()
+		if err := c.Err(); err != nil {
+			ch <- EpochsResult{Err: err}
+			return
+		}
+		ch <- fn(c)
+	})
+	if err != nil {
+		ch <- EpochsResult{Err: err}
+	}
+	return ch
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -156,25 +157,80 @@ func RunContractTests(t *testing.T, newPlugin func(t *testing.T) topodesc.Plugin
 		mustGet(t, p, "g", 1, nil)
 	})
 
-	t.Run("NewEpochReplaces", func(t *testing.T) {
+	epochs := func(t *testing.T, p topodesc.Plugin, g string) []int32 {
+		t.Helper()
+		ch := p.StoredEpochs(ctx, g)
+		select {
+		case r := <-ch:
+			if r.Err != nil {
+				t.Fatalf("stored epochs of %q: %v", g, r.Err)
+			}
+			return r.Epochs
+		case <-time.After(10 * time.Second):
+			t.Fatalf("stored epochs of %q: no result", g)
+		}
+		return nil
+	}
+	wantEpochs := func(t *testing.T, p topodesc.Plugin, g string, want ...int32) {
+		t.Helper()
+		if got := epochs(t, p, g); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Fatalf("stored epochs of %q: %v, want %v", g, got, want)
+		}
+	}
+
+	t.Run("NewEpochKeepsThePrevious", func(t *testing.T) {
 		p := open(t)
+		wantEpochs(t, p, "g")
 		if err := set(t, p, "g", 1, Description("one")); err != nil {
 			t.Fatal(err)
 		}
 		if err := set(t, p, "g", 2, Description("two")); err != nil {
 			t.Fatal(err)
 		}
+		// A rolling upgrade: both epochs are readable.
 		mustGet(t, p, "g", 2, Description("two"))
+		mustGet(t, p, "g", 1, Description("one"))
+		wantEpochs(t, p, "g", 1, 2)
+		// A third epoch drops the oldest: at most two per group.
+		if err := set(t, p, "g", 3, Description("three")); err != nil {
+			t.Fatal(err)
+		}
+		wantEpochs(t, p, "g", 2, 3)
+		mustGet(t, p, "g", 1, nil)
+		mustGet(t, p, "g", 2, Description("two"))
+		// The upgrade completes: the previous epoch is deleted alone (idempotently).
+		for i := 0; i < 2; i++ {
+			if err := WaitErr(t, p.DeleteTopologyEpoch(ctx, "g", 2)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wantEpochs(t, p, "g", 3)
+		mustGet(t, p, "g", 3, Description("three"))
+		// Rolling back to an older epoch keeps the newer one as the other.
+		if err := set(t, p, "g", 2, Description("two")); err != nil {
+			t.Fatal(err)
+		}
+		wantEpochs(t, p, "g", 2, 3)
 		if err := del(t, p, "g"); err != nil {
 			t.Fatal(err)
 		}
-		mustGet(t, p, "g", 1, nil)
+		wantEpochs(t, p, "g")
 		mustGet(t, p, "g", 2, nil)
+		mustGet(t, p, "g", 3, nil)
 		// A recreated group restarts at epoch 0 and must be storable.
 		if err := set(t, p, "g", 0, Description("zero")); err != nil {
 			t.Fatal(err)
 		}
 		mustGet(t, p, "g", 0, Description("zero"))
+		wantEpochs(t, p, "g", 0)
+		// Deleting the last epoch leaves nothing.
+		if err := WaitErr(t, p.DeleteTopologyEpoch(ctx, "g", 0)); err != nil {
+			t.Fatal(err)
+		}
+		wantEpochs(t, p, "g")
+		if err := WaitErr(t, p.DeleteTopologyEpoch(ctx, "nothing-here", 4)); err != nil {
+			t.Fatal(err)
+		}
 	})
 
 	t.Run("GroupsAreIsolated", func(t *testing.T) {

@@ -5,10 +5,12 @@
 package topodesctest
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -191,6 +193,28 @@ func (s *Store) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodDelete && !hasEpoch:
 		s.mu.Lock()
 		delete(s.data, group)
+		s.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	case r.Method == http.MethodGet && !hasEpoch:
+		s.mu.Lock()
+		epochs := []int32{}
+		for e := range s.data[group] {
+			epochs = append(epochs, e)
+		}
+		s.mu.Unlock()
+		if len(epochs) == 0 {
+			http.Error(w, "not stored", http.StatusNotFound)
+			return
+		}
+		slices.Sort(epochs)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string][]int32{"epochs": epochs})
+	case r.Method == http.MethodDelete && hasEpoch:
+		s.mu.Lock()
+		delete(s.data[group], epoch)
+		if len(s.data[group]) == 0 {
+			delete(s.data, group)
+		}
 		s.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
 	default:

@@ -1,0 +1,213 @@
+package lag
+
+import (
+	"hash/maphash"
+	"sync"
+	"time"
+)
+
+// TopicPartition names a partition.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// LogEnds reads a partition's high watermark (the log end a consumer can reach).
+type LogEnds interface {
+	Offsets(topic string, partition int32) (logStart, highWatermark int64, ok bool)
+}
+
+// TrackerConfig sizes the windows.
+type TrackerConfig struct {
+	// Intervals is the number of commits each partition's window keeps (Burrow's intervals;
+	// default 10), and the number of log end samples kept per partition.
+	Intervals int
+	// MinDistance: a commit closer than this to the partition's newest one replaces it
+	// (Burrow's min-distance; default 1 s).
+	MinDistance time.Duration
+}
+
+func (c *TrackerConfig) fill() {
+	if c.Intervals <= 0 {
+		c.Intervals = 10
+	}
+	if c.MinDistance < 0 {
+		c.MinDistance = 0
+	}
+}
+
+// Tracker keeps the sliding window of commits of every partition of every group, and recent log
+// end samples of the partitions they commit. It is safe for concurrent use; Observe, on the
+// commit path, takes one of several locks (by group) and allocates only for a new partition.
+type Tracker struct {
+	cfg    TrackerConfig
+	log    LogEnds
+	seed   maphash.Seed
+	shards [32]trackerShard
+
+	endsMu sync.Mutex
+	ends   map[TopicPartition]*ring
+}
+
+type trackerShard struct {
+	mu     sync.Mutex
+	groups map[string]map[TopicPartition]*window
+}
+
+// NewTracker returns an empty tracker reading log ends from log (nil: lags are unknown).
+func NewTracker(cfg TrackerConfig, log LogEnds) *Tracker {
+	cfg.fill()
+	t := &Tracker{cfg: cfg, log: log, seed: maphash.MakeSeed(), ends: map[TopicPartition]*ring{}}
+	for i := range t.shards {
+		t.shards[i].groups = map[string]map[TopicPartition]*window{}
+	}
+	return t
+}
+
+func (t *Tracker) shard(group string) *trackerShard {
+	return &t.shards[maphash.String(t.seed, group)%uint64(len(t.shards))]
+}
+
+// Observe records a committed offset of a group's partition at time at, with the lag against
+// the partition's log end at that moment.
+func (t *Tracker) Observe(group, topic string, partition int32, offset int64, at time.Time) {
+	lag := int64(-1)
+	if t.log != nil {
+		if _, hw, ok := t.log.Offsets(topic, partition); ok {
+			lag = max(hw-offset, 0)
+		}
+	}
+	t.add(group, TopicPartition{topic, partition}, Observation{Offset: offset, Lag: lag, At: at.UnixMilli()})
+}
+
+func (t *Tracker) add(group string, tp TopicPartition, o Observation) {
+	s := t.shard(group)
+	s.mu.Lock()
+	parts := s.groups[group]
+	if parts == nil {
+		parts = map[TopicPartition]*window{}
+		s.groups[group] = parts
+	}
+	w := parts[tp]
+	if w == nil {
+		w = &window{}
+		parts[tp] = w
+	}
+	w.add(o, t.cfg.Intervals, t.cfg.MinDistance.Milliseconds())
+	s.mu.Unlock()
+}
+
+// seedIfChanged adds o when the partition has no observation yet, or when its newest observation
+// has another offset (a commit the tracker did not see: a transactional commit, or one made
+// before a restart). It reports whether o was added.
+func (t *Tracker) seedIfChanged(group string, tp TopicPartition, o Observation) bool {
+	s := t.shard(group)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	parts := s.groups[group]
+	if parts == nil {
+		parts = map[TopicPartition]*window{}
+		s.groups[group] = parts
+	}
+	w := parts[tp]
+	if w == nil {
+		w = &window{}
+		parts[tp] = w
+	}
+	if last, ok := w.last(); ok && last.Offset == o.Offset {
+		return false
+	}
+	w.add(o, t.cfg.Intervals, 0)
+	return true
+}
+
+// Window returns a copy of a partition's window, oldest first.
+func (t *Tracker) Window(group string, tp TopicPartition) []Observation {
+	s := t.shard(group)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w := s.groups[group][tp]; w != nil {
+		return w.appendTo(nil)
+	}
+	return nil
+}
+
+// Retain drops the windows of group's partitions not in keep (offsets deleted or expired) and,
+// when keep is empty, the group.
+func (t *Tracker) Retain(group string, keep map[TopicPartition]bool) {
+	s := t.shard(group)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	parts := s.groups[group]
+	for tp := range parts {
+		if !keep[tp] {
+			delete(parts, tp)
+		}
+	}
+	if len(parts) == 0 {
+		delete(s.groups, group)
+	}
+}
+
+// Groups lists the tracked groups.
+func (t *Tracker) Groups() []string {
+	var out []string
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.Lock()
+		for g := range s.groups {
+			out = append(out, g)
+		}
+		s.mu.Unlock()
+	}
+	return out
+}
+
+// Forget drops a group's windows.
+func (t *Tracker) Forget(group string) {
+	s := t.shard(group)
+	s.mu.Lock()
+	delete(s.groups, group)
+	s.mu.Unlock()
+}
+
+// sampleEnds records the current log end of each partition in tps and drops the samples of
+// partitions no longer tracked.
+func (t *Tracker) sampleEnds(tps map[TopicPartition]int64) {
+	t.endsMu.Lock()
+	defer t.endsMu.Unlock()
+	for tp, end := range tps {
+		r := t.ends[tp]
+		if r == nil {
+			r = &ring{}
+			t.ends[tp] = r
+		}
+		r.add(end, t.cfg.Intervals)
+	}
+	for tp := range t.ends {
+		if _, ok := tps[tp]; !ok {
+			delete(t.ends, tp)
+		}
+	}
+}
+
+// recentEnds returns a partition's recent log end samples.
+func (t *Tracker) recentEnds(tp TopicPartition, out []int64) []int64 {
+	t.endsMu.Lock()
+	defer t.endsMu.Unlock()
+	if r := t.ends[tp]; r != nil {
+		return r.appendTo(out)
+	}
+	return out
+}
+
+// windowInto appends a partition's window to out, oldest first.
+func (t *Tracker) windowInto(group string, tp TopicPartition, out []Observation) []Observation {
+	s := t.shard(group)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w := s.groups[group][tp]; w != nil {
+		return w.appendTo(out)
+	}
+	return out
+}
