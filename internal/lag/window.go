@@ -15,67 +15,100 @@ const maxWindow = 16
 
 // decode appends the window's observations to out, oldest first.
 func (w window) decode(out []Observation) []Observation {
-	var prev Observation
-	for b := []byte(w); len(b) > 0; {
-		var o Observation
-		var d [3]int64
-		for i := range d {
-			v, n := binary.Varint(b)
-			if n <= 0 {
-				return out // not produced by encode; never happens
-			}
-			d[i], b = v, b[n:]
-		}
-		o.Offset, o.Lag, o.At = prev.Offset+d[0], prev.Lag+d[1], prev.At+d[2]
-		out = append(out, o)
-		prev = o
-	}
+	out, _ = w.scan(out, nil)
 	return out
 }
 
-// encode replaces the window's contents with obs, reusing its memory when it fits.
-func (w *window) encode(obs []Observation) {
+// scan is decode that also appends to starts the byte offset at which each observation begins.
+func (w window) scan(out []Observation, starts []int) ([]Observation, []int) {
+	var prev Observation
+	for i := 0; i < len(w); {
+		start := i
+		var d [3]int64
+		for k := range d {
+			v, n := binary.Varint(w[i:])
+			if n <= 0 {
+				return out, starts // not produced by add; never happens
+			}
+			d[k], i = v, i+n
+		}
+		o := Observation{Offset: prev.Offset + d[0], Lag: prev.Lag + d[1], At: prev.At + d[2]}
+		out, starts = append(out, o), append(starts, start)
+		prev = o
+	}
+	return out, starts
+}
+
+// appendObs appends o encoded relative to prev.
+func appendObs(b []byte, prev, o Observation) []byte {
+	b = binary.AppendVarint(b, o.Offset-prev.Offset)
+	b = binary.AppendVarint(b, o.Lag-prev.Lag)
+	return binary.AppendVarint(b, o.At-prev.At)
+}
+
+// put replaces the bytes from at on with o encoded relative to prev, growing the window to the
+// exact size (rounded to an allocation class) when it has no room: windows are many, and slack
+// in each is memory per committed offset.
+func (w *window) put(at int, prev, o Observation) {
+	var tmp [3 * binary.MaxVarintLen64]byte
+	enc := appendObs(tmp[:0], prev, o)
+	if at+len(enc) <= cap(*w) {
+		*w = append((*w)[:at], enc...)
+		return
+	}
+	b := make(window, at+len(enc))
+	copy(b, (*w)[:at])
+	copy(b[at:], enc)
+	*w = b
+}
+
+// add records a commit, keeping at most size observations. A commit closer than minDistanceMs
+// to the newest one replaces it (Burrow's min-distance: a client committing many times a second
+// does not flush the window); one older than the newest is dropped. Appending or replacing the
+// newest rewrites only its bytes; dropping the oldest re-encodes the next one as the first and
+// keeps the rest as they are.
+func (w *window) add(o Observation, size int, minDistanceMs int64) {
+	var obsBuf [maxWindow]Observation
+	var startBuf [maxWindow]int
+	obs, starts := w.scan(obsBuf[:0], startBuf[:0])
+	n := len(obs)
+	var prev Observation
+	if n > 0 {
+		last := obs[n-1]
+		if o.At < last.At {
+			return // an older commit arriving late
+		}
+		if o.At-last.At < minDistanceMs {
+			if n > 1 {
+				prev = obs[n-2]
+			}
+			w.put(starts[n-1], prev, o)
+			return
+		}
+		prev = last
+	}
+	if n < size {
+		w.put(len(*w), prev, o)
+		return
+	}
+	// Full: the oldest n+1-size go; the first one kept is re-encoded as absolute.
+	k := n + 1 - size
 	var tmp [maxWindow * 3 * binary.MaxVarintLen64]byte
 	b := tmp[:0]
-	if len(obs) > maxWindow {
-		b = make([]byte, 0, len(obs)*3*binary.MaxVarintLen64)
-	}
-	var prev Observation
-	for _, o := range obs {
-		b = binary.AppendVarint(b, o.Offset-prev.Offset)
-		b = binary.AppendVarint(b, o.Lag-prev.Lag)
-		b = binary.AppendVarint(b, o.At-prev.At)
-		prev = o
+	if k < n {
+		b = appendObs(b, Observation{}, obs[k])
+		if k+1 < n {
+			b = append(b, (*w)[starts[k+1]:]...)
+		}
+		b = appendObs(b, obs[n-1], o)
+	} else {
+		b = appendObs(b, Observation{}, o)
 	}
 	if cap(*w) >= len(b) && cap(*w) <= 2*len(b)+16 {
 		*w = append((*w)[:0], b...)
 		return
 	}
 	*w = append(window(nil), b...) // exact size (rounded to an allocation class)
-}
-
-// add records a commit, keeping at most size observations. A commit closer than minDistanceMs
-// to the newest one replaces it (Burrow's min-distance: a client committing many times a second
-// does not flush the window); one older than the newest is dropped.
-func (w *window) add(o Observation, size int, minDistanceMs int64) {
-	var buf [maxWindow]Observation
-	obs := w.decode(buf[:0])
-	if n := len(obs); n > 0 {
-		last := obs[n-1]
-		if o.At < last.At {
-			return // an older commit arriving late
-		}
-		if o.At-last.At < minDistanceMs {
-			obs[n-1] = o
-			w.encode(obs)
-			return
-		}
-	}
-	obs = append(obs, o)
-	if len(obs) > size {
-		obs = obs[len(obs)-size:]
-	}
-	w.encode(obs)
 }
 
 // last returns the newest observation.
