@@ -55,6 +55,7 @@ func benchCommand() *cobra.Command {
 		o                                   = d
 		out, musterBin, kfakeBin, dir, only string
 		musterAddr, kfakeAddr               string
+		musterHTTP                          string
 		noKfake, keep                       bool
 		overrides, baseline                 []string
 	)
@@ -100,7 +101,7 @@ rate of the data dir's filesystem.`,
 			o.FsyncDir = work
 			var targets []bench.Target
 			if musterAddr != "" {
-				targets = append(targets, bench.Target{Name: "muster", Addr: musterAddr})
+				targets = append(targets, bench.Target{Name: "muster", Addr: musterAddr, HTTP: musterHTTP})
 			} else {
 				bin := musterBin
 				if bin == "" {
@@ -190,7 +191,8 @@ rate of the data dir's filesystem.`,
 	f.IntVar(&o.CommitBatch, "commit-batch", d.CommitBatch, "partitions per request of commit-batch")
 	f.IntVar(&o.FetchPartitions, "fetch-partitions", d.FetchPartitions, "committed partitions of the group fetch-all reads")
 	f.IntVar(&o.RecordBytes, "record-bytes", d.RecordBytes, "record value size of produce")
-	f.Int64Var(&o.ProduceBytes, "produce-bytes", d.ProduceBytes, "bound on bytes produced (0 = none)")
+	f.Int64Var(&o.ProduceBytes, "produce-bytes", d.ProduceBytes, "bound on bytes produced per produce case (0 = none)")
+	f.IntSliceVar(&o.Producers, "producers", d.Producers, "producer counts of produce (one partition each)")
 	f.IntSliceVar(&o.StormMembers, "storm-members", d.StormMembers, "member counts of the scaled join storms (cg-join-storm, classic-join-storm)")
 	f.Int32Var(&o.StormPartitions, "storm-partitions", d.StormPartitions, "partitions of the topic the scaled join storms subscribe to")
 	f.IntVar(&o.StormConns, "storm-conns", d.StormConns, "connections the KIP-848 join storm multiplexes its members over (at most)")
@@ -214,6 +216,7 @@ rate of the data dir's filesystem.`,
 	f.StringVar(&musterBin, "muster-bin", "", "muster binary to run as the server (default: go build ./cmd/muster; needs the source tree)")
 	f.StringVar(&kfakeBin, "kfake-bin", "", "kfake-serve binary (default: go build ./cmd/kfake-serve; needs the source tree)")
 	f.StringVar(&musterAddr, "muster-addr", "", "bench an already running muster at host:port instead of starting one")
+	f.StringVar(&musterHTTP, "muster-http", "", "the HTTP address (host:port) of the muster at --muster-addr: its /metrics (CPU per request, records per fsync) and memory")
 	f.StringVar(&kfakeAddr, "kfake-addr", "", "bench an already running kfake at host:port instead of starting one")
 	f.BoolVar(&noKfake, "no-kfake", false, "bench muster only")
 	f.StringVar(&dir, "dir", "", "work dir for the data dir, the fsync probe and binaries (default: a fresh temp dir)")

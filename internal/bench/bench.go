@@ -29,9 +29,11 @@ type Options struct {
 	CommitBatch int `json:"commit_batch"`
 	// FetchPartitions is the committed partitions of the group fetch-all reads.
 	FetchPartitions int `json:"fetch_partitions"`
-	// RecordBytes is the value size of produced records; ProduceBytes bounds produce (0 = none).
+	// RecordBytes is the value size of produced records; ProduceBytes bounds each produce case
+	// (0 = none); Producers are its producer counts (one partition each).
 	RecordBytes  int   `json:"record_bytes"`
 	ProduceBytes int64 `json:"produce_bytes"`
+	Producers    []int `json:"producers"`
 	// FsyncDir is where the raw fsync rate is measured (the muster data dir's filesystem).
 	FsyncDir string `json:"fsync_dir"`
 	// StormMembers are the member counts of the scaled join storms (cg-join-storm and
@@ -82,7 +84,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{Duration: 5 * time.Second, MaxRequests: 2_000_000, WarmTimeout: 30 * time.Second,
 		Conns: []int{1, 8, 64}, FetchConns: []int{1, 8}, CommitBatch: 50, FetchPartitions: 1000,
-		RecordBytes: 1024, ProduceBytes: 512 << 20, Client: ClientRaw, Workloads: AllWorkloads,
+		RecordBytes: 1024, ProduceBytes: 512 << 20, Producers: []int{1, 8}, Client: ClientRaw, Workloads: AllWorkloads,
 		StormMembers: []int{100, 1000, 3000}, StormPartitions: 10000, StormConns: 64, ClassicHeartbeat: 100 * time.Millisecond,
 		HBGroups: []int{1}, LoadOffsets: 1_000_000, LoadMembers: 100_000, LoadGroups: 10_000,
 		TxnConns: []int{1, 16}, IsolationBytes: 64 << 20, RecoverTxns: 10_000, RecoverConns: 64,
@@ -313,13 +315,15 @@ func Run(ctx context.Context, o Options, targets []Target, now time.Time) (*Repo
 		}
 	}
 	if want(WProduce) || want(WConsume) {
-		for _, t := range targets {
-			pr, cr := produceConsume(ctx, &o, t, "bench-pc-"+run)
-			if want(WProduce) {
-				add(pr)
-			}
-			if want(WConsume) {
-				add(cr)
+		for _, n := range o.Producers {
+			for _, t := range targets {
+				pr, cr := produceConsume(ctx, &o, t, fmt.Sprintf("bench-pc-%s-%d", run, n), n)
+				if want(WProduce) {
+					add(pr)
+				}
+				if want(WConsume) {
+					add(cr)
+				}
 			}
 		}
 	}

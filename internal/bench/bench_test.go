@@ -19,7 +19,7 @@ import (
 func smokeOptions(t *testing.T) Options {
 	return Options{Duration: 150 * time.Millisecond, MaxRequests: 5000, WarmTimeout: 20 * time.Second,
 		Conns: []int{1, 3}, FetchConns: []int{2}, CommitBatch: 10, FetchPartitions: 120,
-		RecordBytes: 512, ProduceBytes: 256 << 10, FsyncDir: t.TempDir(),
+		RecordBytes: 512, ProduceBytes: 256 << 10, Producers: []int{1, 2}, FsyncDir: t.TempDir(),
 		StormMembers: []int{5}, StormPartitions: 100, StormConns: 2, HBGroups: []int{1, 2}, HBMembers: 6,
 		LoadOffsets: 1500, LoadMembers: 30, LoadGroups: 20,
 		TxnConns: []int{1, 2}, IsolationBytes: 256 << 10, RecoverTxns: 10, RecoverConns: 2,

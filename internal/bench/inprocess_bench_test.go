@@ -50,7 +50,7 @@ func BenchmarkMusterProduceInProcess(b *testing.B) {
 	o := Options{Duration: time.Hour, WarmTimeout: 30 * time.Second, RecordBytes: 1024, ProduceBytes: int64(b.N) * 1024}
 	o.fill()
 	b.ResetTimer()
-	pr, _ := produceConsume(context.Background(), &o, Target{Name: "muster", Addr: m.Addr()}, "inproc-produce")
+	pr, _ := produceConsume(context.Background(), &o, Target{Name: "muster", Addr: m.Addr()}, "inproc-produce", 1)
 	b.StopTimer()
 	if pr.Skipped || pr.Errors > 0 {
 		b.Fatalf("%+v", pr)

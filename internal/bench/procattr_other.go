@@ -12,3 +12,6 @@ func childAttr() *syscall.SysProcAttr { return nil }
 
 // selfCPU is unknown outside Linux.
 func selfCPU() time.Duration { return 0 }
+
+// procCPU is 0: not measured off Linux.
+func procCPU(int) time.Duration { return 0 }

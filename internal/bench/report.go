@@ -38,7 +38,10 @@ type Comparison struct {
 	VsPebble float64 `json:"muster_vs_pebble_sync,omitempty"`
 	// MusterCPUus is muster's process CPU per request (µs) and RecordsPerFsync its records per
 	// WAL fsync during the case (Result.ServerCPUus, Result.RecordsPerFsync); 0 = not measured.
-	MusterCPUus     float64 `json:"muster_cpu_us_per_request,omitempty"`
+	MusterCPUus float64 `json:"muster_cpu_us_per_request,omitempty"`
+	// KfakeCPUus is kfake's process CPU per request (µs, from /proc when it runs as its own
+	// process; 0 = not measured).
+	KfakeCPUus      float64 `json:"kfake_cpu_us_per_request,omitempty"`
 	RecordsPerFsync float64 `json:"muster_records_per_fsync,omitempty"`
 	// Baseline is a second muster with other config (--baseline-override), measured case by
 	// case next to muster; VsBaseline is Muster/Baseline (higher-is-better metrics).
@@ -129,6 +132,7 @@ func compare(rs []Result) []Comparison {
 		}
 		if fok && !f.Skipped {
 			c.Kfake, c.KfakeP50, c.KfakeP99 = rate(f), f.P50ms, f.P99ms
+			c.KfakeCPUus = f.ServerCPUus
 		}
 		if bl, ok := byKey[k][BaselineTarget]; ok && !bl.Skipped {
 			c.Baseline, c.BaselineP50, c.BaselineP99, c.BaselineCPUus = rate(bl), bl.P50ms, bl.P99ms, bl.ServerCPUus
@@ -176,15 +180,15 @@ func (r *Report) writeComparisons(w io.Writer) {
 		r.writeBaseline(w)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\tconns\tsize\tmetric\tmuster\tp50 ms\tp99 ms\tkfake\tp50 ms\tp99 ms\tmuster/kfake (kfake: in memory, no fsync)\tmuster/ApiVersions\tmuster/fsync\tmuster/pebble-sync\tmuster CPU µs/req\trecords/fsync\t")
+	fmt.Fprintln(tw, "workload\tconns\tsize\tmetric\tmuster\tp50 ms\tp99 ms\tkfake\tp50 ms\tp99 ms\tmuster/kfake (kfake: in memory, no fsync)\tmuster/ApiVersions\tmuster/fsync\tmuster/pebble-sync\tmuster CPU µs/req\tkfake CPU µs/req\trecords/fsync\t")
 	for _, c := range r.Comparisons {
 		size := strings.TrimSpace(sizeOf(c.Members, c.Groups, c.Partitions))
 		if size == "" {
 			size = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Workload, c.Conns, size, c.Metric,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Workload, c.Conns, size, c.Metric,
 			num(c.Muster), lat(c.MusterP50), lat(c.MusterP99), num(c.Kfake), lat(c.KfakeP50), lat(c.KfakeP99),
-			ratio(c.VsKfake), ratio(c.VsAPIVersions), ratio(c.VsFsync), ratio(c.VsPebble), optNum(c.MusterCPUus, 1), optNum(c.RecordsPerFsync, 2))
+			ratio(c.VsKfake), ratio(c.VsAPIVersions), ratio(c.VsFsync), ratio(c.VsPebble), optNum(c.MusterCPUus, 1), optNum(c.KfakeCPUus, 1), optNum(c.RecordsPerFsync, 2))
 	}
 	tw.Flush()
 	fmt.Fprintln(w)

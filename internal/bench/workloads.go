@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"time"
 
@@ -56,10 +57,19 @@ func runSpec(ctx context.Context, o *Options, t Target, workload string, conns i
 	if t.HTTP != "" {
 		m0, _ = scrape(ctx, t.HTTP)
 	}
+	// A broker without /metrics (kfake) that is a process of its own: its CPU from /proc.
+	ownProc := t.HTTP == "" && t.Pid > 0 && t.Pid != os.Getpid()
+	var srv0 time.Duration
+	if ownProc {
+		srv0 = procCPU(t.Pid)
+	}
 	cpu0 := selfCPU()
 	r := closedLoop(ctx, conns, o.Duration, o.MaxRequests, fn)
 	if cpu := selfCPU() - cpu0; cpu0 > 0 && r.Requests > 0 {
 		r.ClientCPUus = float64(cpu.Microseconds()) / float64(r.Requests)
+	}
+	if ownProc && srv0 > 0 && r.Requests > 0 {
+		r.ServerCPUus = float64((procCPU(t.Pid) - srv0).Microseconds()) / float64(r.Requests)
 	}
 	r.Workload, r.Target, r.UnitName = workload, t.Name, unit
 	if m0 != nil && r.Requests > 0 {

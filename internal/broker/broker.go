@@ -62,6 +62,7 @@ type Broker struct {
 	log     *slog.Logger
 	db      *pebble.DB
 	plane   *data.Plane
+	cst     *store.Pebble // the coordinator store; closed after the runtime, before the plane
 	rt      *api.Runtime
 	svc     *api.Service
 	srv     *server.Server
@@ -139,7 +140,8 @@ func Start(opts Options) (*Broker, error) {
 		}
 	}
 	db, err := pebble.Open(filepath.Join(opts.DataDir, "pebble"), &pebble.Options{Logger: b.guard.PebbleLogger(),
-		EventListener: b.guard.EventListener(), MemTableSize: memTableSize(b.guard.Status().Threshold), FS: b.walFS})
+		EventListener: b.guard.EventListener(), MemTableSize: memTableSize(b.guard.Status().Threshold),
+		L0CompactionThreshold: l0CompactionThreshold, L0StopWritesThreshold: l0StopWritesThreshold, FS: b.walFS})
 	if err != nil {
 		b.Close()
 		if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) || strings.Contains(err.Error(), "lock held") {
@@ -219,10 +221,13 @@ func Start(opts Options) (*Broker, error) {
 			}
 		}
 		pst.SetMirror(offsets)
+		plane.SetGroupMetadataCleanFloor(pst.CheckpointOffset)
+		b.cst = pst
 		cst = pst
 	}
 	ccfg := coordinator.ConfigFrom(v)
 	groupConfigs := api.NewGroupConfigView(v, plane.GroupConfigs())
+	offsetViews := api.NewOffsetViews(ccfg.Shards)
 	b.rt = engine.New(engine.Options[*coordinator.State]{
 		Shards: ccfg.Shards,
 		New: func(shard int32) *coordinator.State {
@@ -235,10 +240,11 @@ func Start(opts Options) (*Broker, error) {
 		Hooks:      b.metrics.hooks(),
 		Refresh:    refreshShard(plane, groupConfigs),
 		Writes:     groupWrites{b.guard},
+		Snapshot:   offsetViews.Snapshot,
 		Managed:    b.cl != nil,
 	})
 	b.svc = &api.Service{RT: b.rt, Cfg: ccfg, Log: opts.Log, Topics: topics{plane},
-		Self: api.Endpoint{NodeID: v.NodeID(), Host: host, Port: port}, Writes: groupWrites{b.guard}}
+		Self: api.Endpoint{NodeID: v.NodeID(), Host: host, Port: port}, Writes: groupWrites{b.guard}, Offsets: offsetViews}
 	if b.td, err = newTopologyDescriptions(v, opts.DataDir, b); err != nil {
 		return fail(err)
 	}
@@ -433,6 +439,11 @@ func (b *Broker) Close() error {
 		}
 		if b.plane != nil && b.cl != nil {
 			b.plane.Close() // before the cluster store it writes to
+		}
+		if b.cst != nil {
+			if cerr := b.cst.Close(); cerr != nil {
+				b.log.Warn("coordinator store: last checkpoint failed (the next start reads the records from __consumer_offsets)", "err", cerr)
+			}
 		}
 		b.closeCluster()
 		b.closeTopologyDescriptionPlugin()

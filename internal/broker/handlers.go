@@ -7,6 +7,7 @@ import (
 
 	"github.com/muster-io/muster/internal/coordinator"
 	"github.com/muster-io/muster/internal/coordinator/api"
+	"github.com/muster-io/muster/internal/data"
 	"github.com/muster-io/muster/internal/data/dataapi"
 	"github.com/muster-io/muster/internal/security"
 	"github.com/muster-io/muster/internal/security/adminapi"
@@ -44,6 +45,7 @@ func (b *Broker) registerHandlers() {
 	}
 	h := map[int16]server.Handler{
 		0: func(ctx context.Context, r *server.Request) kmsg.Response {
+			ctx = data.WithSequenced(ctx, r.Sequenced) // pipelined produces sync together
 			if resp := a.Produce(ctx, b.dataReq(r), r.Body.(*kmsg.ProduceRequest)); resp != nil {
 				return resp
 			}

@@ -32,6 +32,10 @@ type offsetsTopic struct {
 func (o *offsetsTopic) Stage(shard int32, recs []store.Record, b *pebble.Batch) func(bool) {
 	out := make([]data.Record, 0, len(recs))
 	for _, r := range recs {
+		if coordinator.KafkaVerbatim(r.Key) {
+			out = append(out, data.Record(r))
+			continue
+		}
 		k, v, err := coordinator.KafkaRecord(r.Key, r.Value)
 		if errors.Is(err, coordinator.ErrNotKafkaRecord) {
 			continue // muster's own records (rebalance history, share-partition state, pending transactional offsets: the OffsetCommit records of their commit follow)
@@ -45,6 +49,18 @@ func (o *offsetsTopic) Stage(shard int32, recs []store.Record, b *pebble.Batch) 
 		out = append(out, data.Record{Key: k, Value: v})
 	}
 	return o.plane.AppendGroupMetadata(shard, out, b)
+}
+
+// Verbatim implements store.MirrorLog: OffsetCommit and GroupMetadata records are in the
+// topic exactly as the store holds them (coordinator.KafkaRecord leaves them unchanged).
+func (o *offsetsTopic) Verbatim(key []byte) bool { return coordinator.KafkaVerbatim(key) }
+
+// End implements store.MirrorLog.
+func (o *offsetsTopic) End(shard int32) int64 { return o.plane.GroupMetadataEnd(shard) }
+
+// Read implements store.MirrorLog.
+func (o *offsetsTopic) Read(ctx context.Context, shard int32, from int64, fn func(key, value []byte) error) error {
+	return o.plane.ReadGroupMetadata(ctx, shard, from, fn)
 }
 
 // fill appends every shard's current records to a new __consumer_offsets (a data dir written

@@ -12,22 +12,37 @@ import (
 )
 
 // minSafeFreeBytes is the least free space the guard should keep for Pebble: a WAL file is
-// preallocated at 110 % of the 64 MiB memtable, up to two memtables wait to be flushed into
+// preallocated at 110 % of the 8 MiB memtable, up to two memtables wait to be flushed into
 // tables of about their size, and compactions write their output before they delete their
 // inputs.
 const minSafeFreeBytes = 256 << 20
 
-// memTableSize is Pebble's memtable size for a free-space threshold: 64 MiB, but at most a
+// memTableSize is Pebble's memtable size for a free-space threshold: 8 MiB, but at most a
 // quarter of the threshold (at least 4 MiB), so that the memtables waiting to be flushed (two at
 // most) always fit in the room the guard keeps. Pebble flushes them before it opens: a restart
-// on a disk short of space must be able to.
+// on a disk short of space must be able to. 8 MiB rather than Pebble's 64: the memtables are
+// resident memory (up to two of them, a few bytes per committed offset at a million offsets),
+// and what muster writes is mostly log batches, read back from tables; a smaller memtable
+// costs more, smaller flushes, no measurable throughput on this machine (docs/bench).
 func memTableSize(threshold uint64) uint64 {
-	const maxSize, minSize = 64 << 20, 4 << 20
+	const maxSize, minSize = 8 << 20, 4 << 20
 	if threshold == 0 {
 		return maxSize
 	}
 	return min(maxSize, max(minSize, threshold/4))
 }
+
+// L0 compaction thresholds (Pebble's defaults: 4 and 12). Every partition log is an append
+// stream of its own key range, and a flush of a memtable holding many of them (the
+// __consumer_offsets partitions, the coordinator's checkpoints, several produced partitions)
+// overlaps every table of the base level: each L0 compaction rewrites them all. Letting 16
+// flushes of 8 MiB gather first makes that rewrite about four times rarer (measured: Pebble's
+// compactions went from 43 % to 20 % of the CPU under 50-partition commits at 64 connections);
+// fetches read the logs with iterators, which more L0 files cost little.
+const (
+	l0CompactionThreshold = 16
+	l0StopWritesThreshold = 48
+)
 
 // newGuard builds the disk guard of dataDir from muster.storage.min.free.bytes and
 // muster.storage.min.free.ratio; probe is its store probe write (set once the store is open).

@@ -345,7 +345,7 @@ func TestCGClassicGroupInterplay(t *testing.T) {
 	// A simple classic group (offset commits only) is replaced on join.
 	run(h, func(st *State, c *Call[Ack]) {
 		defer c.Reply(st, Ack{})
-		st.WriteOffset("g", "t", 0, &OffsetValue{Offset: 5, LeaderEpoch: -1, CommitTime: st.Now})
+		st.WriteOffset("g", "t", 0, &OffsetValue{Offset: 5, LeaderEpoch: -1, CommitMs: st.Now.UnixMilli()})
 	})
 	if _, ok := h.st.Groups["g"].(*ClassicGroup); !ok {
 		t.Fatalf("no simple group")

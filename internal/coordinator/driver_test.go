@@ -100,12 +100,11 @@ func durableView(st *State) map[string]any {
 			D    any
 		}{g.Type(), g.Durable()}
 	}
-	for g, topics := range st.Offsets.groups() {
-		for t, ps := range topics {
-			for p, v := range ps {
-				out["offset/"+g+"/"+t+"/"+strconv.Itoa(int(p))] = *v
-			}
-		}
+	for _, g := range st.Offsets.GroupIDs() {
+		st.Offsets.Each(g, func(t string, v *OffsetValue) bool {
+			out["offset/"+g+"/"+t+"/"+strconv.Itoa(int(v.Partition))] = *v
+			return true
+		})
 	}
 	return out
 }

@@ -45,6 +45,16 @@ func KafkaRecord(key, value []byte) (kkey, kvalue []byte, err error) {
 	return key, v, nil
 }
 
+// KafkaVerbatim reports whether KafkaRecord leaves a record with this key unchanged (key and
+// value): OffsetCommit (key versions 0 and 1) and GroupMetadata records.
+func KafkaVerbatim(key []byte) bool {
+	if len(key) < 2 || key[0] != 0 {
+		return false
+	}
+	typ := int16(key[1])
+	return typ == 0 || typ == RecOffsetCommit || typ == RecGroupMetadata
+}
+
 // kafkaValues converts a stored value to Kafka's layout per record type (nil: unchanged).
 var kafkaValues = map[int16]func([]byte) ([]byte, error){
 	0:                              nil,

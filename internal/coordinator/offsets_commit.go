@@ -22,10 +22,24 @@ func OffsetCommit(req *kmsg.OffsetCommitRequest) func(st *State, c *Call[*kmsg.O
 			c.Reply(st, resp)
 			return
 		}
-		var expire time.Time
+		var expire int64 // ms; 0: none
 		if req.Version >= 2 && req.Version <= 4 && req.RetentionTimeMillis != -1 {
-			expire = st.Now.Add(time.Duration(req.RetentionTimeMillis) * time.Millisecond)
+			expire = st.Now.Add(time.Duration(req.RetentionTimeMillis) * time.Millisecond).UnixMilli()
 		}
+		now := st.Now.UnixMilli()
+		n, size := 0, 0
+		for _, t := range req.Topics {
+			n += len(t.Partitions)
+			for _, p := range t.Partitions {
+				if p.Metadata != nil {
+					size += offsetRecordMax(req.Group, t.Topic, *p.Metadata)
+				} else {
+					size += offsetRecordMax(req.Group, t.Topic, "")
+				}
+			}
+		}
+		st.growRecords(n)
+		arena := make([]byte, 0, size)
 		for ti, t := range req.Topics {
 			for pi, p := range t.Partitions {
 				rp := &resp.Topics[ti].Partitions[pi]
@@ -41,9 +55,9 @@ func OffsetCommit(req *kmsg.OffsetCommitRequest) func(st *State, c *Call[*kmsg.O
 					rp.ErrorCode = kerr.OffsetMetadataTooLarge.Code
 					continue
 				}
-				st.WriteOffset(req.Group, t.Topic, p.Partition, &OffsetValue{
+				st.writeOffsetIn(&arena, req.Group, t.Topic, p.Partition, &OffsetValue{
 					Offset: p.Offset, LeaderEpoch: p.LeaderEpoch, Metadata: md,
-					CommitTime: st.Now, ExpireTime: expire,
+					CommitMs: now, ExpireMs: expire,
 				})
 				// A plain commit after a transactional one wins (Kafka: the later record).
 				st.supersedePending(req.Group, t.Topic, p.Partition, -1)
@@ -107,15 +121,17 @@ func OffsetCommitResponse(req *kmsg.OffsetCommitRequest, err error) *kmsg.Offset
 
 func offsetCommitResponse(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
-	for _, t := range req.Topics {
-		rt := kmsg.NewOffsetCommitResponseTopic()
+	resp.Topics = make([]kmsg.OffsetCommitResponseTopic, len(req.Topics))
+	for i, t := range req.Topics {
+		rt := &resp.Topics[i]
+		rt.Default()
 		rt.Topic = t.Topic
-		for _, p := range t.Partitions {
-			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+		rt.Partitions = make([]kmsg.OffsetCommitResponseTopicPartition, len(t.Partitions))
+		for j, p := range t.Partitions {
+			rp := &rt.Partitions[j]
+			rp.Default()
 			rp.Partition = p.Partition
-			rt.Partitions = append(rt.Partitions, rp)
 		}
-		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp
 }

@@ -29,27 +29,19 @@ func ExpireOffsets(st *State) int {
 	var due []topicPartition
 	for _, id := range sortedKeys(st.Groups) {
 		g := st.Groups[id]
-		// Read every offset in map order (cheap: the sweep usually expires nothing), then write
-		// the tombstones of the expired ones sorted, so the records are deterministic.
+		// Read every offset (in topic and partition order: the records are deterministic), then
+		// write the tombstones of the expired ones.
 		due = due[:0]
-		for topic, parts := range st.Offsets.Group(id) {
-			if g.IsSubscribedToTopic(topic) {
-				continue
+		subscribed, last := false, ""
+		st.Offsets.Each(id, func(topic string, v *OffsetValue) bool {
+			if topic != last {
+				subscribed, last = g.IsSubscribedToTopic(topic), topic
 			}
-			for p, v := range parts {
-				if st.TxnOffsets.HasPartition(id, topic, p) {
-					continue // never expired while a transaction holds pending offsets for it
-				}
-				if offsetExpired(st, g, v) {
-					due = append(due, topicPartition{topic, p})
-				}
+			if !subscribed && !st.TxnOffsets.HasPartition(id, topic, v.Partition) && offsetExpired(st, g, v) {
+				// (never expired while a transaction holds pending offsets for it)
+				due = append(due, topicPartition{topic, v.Partition})
 			}
-		}
-		sort.Slice(due, func(i, j int) bool {
-			if due[i].topic != due[j].topic {
-				return due[i].topic < due[j].topic
-			}
-			return due[i].partition < due[j].partition
+			return true
 		})
 		for _, tp := range due {
 			st.WriteOffsetTombstone(id, tp.topic, tp.partition)
@@ -74,12 +66,12 @@ func ExpireOffsets(st *State) int {
 // Stable classic group of another protocol type) keeps even offsets with an explicit expire
 // timestamp.
 func offsetExpired(st *State, g Group, v *OffsetValue) bool {
-	base, ok := g.OffsetExpiryBase(v.CommitTime)
+	base, ok := g.OffsetExpiryBase(v.CommitTime())
 	if !ok {
 		return false
 	}
-	if !v.ExpireTime.IsZero() {
-		return !st.Now.Before(v.ExpireTime)
+	if v.ExpireMs != 0 {
+		return !st.Now.Before(v.ExpireTime())
 	}
 	return st.Now.Sub(base) >= st.Cfg.Offsets.Retention
 }
@@ -92,7 +84,7 @@ func DeleteTopicOffsets(topics []string) func(st *State, c *Call[Ack]) {
 		for _, t := range topics {
 			set[t] = true
 		}
-		for _, id := range sortedKeys(st.Offsets.groups()) {
+		for _, id := range st.Offsets.GroupIDs() {
 			for _, t := range st.Offsets.Topics(id) {
 				if !set[t] {
 					continue

@@ -18,62 +18,98 @@ type FetchGroup struct {
 	RequireStable bool
 }
 
-// FetchOffsets reads committed offsets of one group (Kafka's OffsetMetadataManager.fetchOffsets and
-// fetchAllOffsets): unknown group → all: empty, listed: -1 per partition, no error; v9 member
-// validation when a member id or epoch ≥ 0 is given; with RequireStable, UNSTABLE_OFFSET_COMMIT
-// (offset -1) per partition with pending transactional offsets. It returns the v8+ group shape.
+// MemberBound reports whether the fetch names a member (v9+): the group validates it, so it
+// must be answered on the shard (FetchOffsets), not from a published OffsetsView.
+func (fg *FetchGroup) MemberBound() bool { return fg.MemberID != nil || fg.MemberEpoch >= 0 }
+
+// FetchOffsets reads committed offsets of one group on its shard (Kafka's
+// OffsetMetadataManager.fetchOffsets and fetchAllOffsets): v9 member validation when a member
+// id or epoch ≥ 0 is given, then FetchOffsetsFrom the current version; with RequireStable,
+// UNSTABLE_OFFSET_COMMIT (offset -1) per partition with pending transactional offsets. It
+// returns the v8+ group shape.
 func FetchOffsets(fg FetchGroup) func(st *State, c *Call[*kmsg.OffsetFetchResponseGroup]) {
 	return func(st *State, c *Call[*kmsg.OffsetFetchResponseGroup]) {
-		out := kmsg.NewOffsetFetchResponseGroup()
-		out.Group = fg.Group
-		g, ok := st.Groups[fg.Group]
-		if ok && (fg.MemberID != nil || fg.MemberEpoch >= 0) {
+		if g, ok := st.Groups[fg.Group]; ok && fg.MemberBound() {
 			id := ""
 			if fg.MemberID != nil {
 				id = *fg.MemberID
 			}
 			if err := g.ValidateOffsetFetch(st, id, fg.MemberEpoch); err != nil {
+				out := kmsg.NewOffsetFetchResponseGroup()
+				out.Group = fg.Group
 				out.ErrorCode = ErrorCode(err)
 				c.Reply(st, &out)
 				return
 			}
 		}
-		partition := func(topic string, p int32) kmsg.OffsetFetchResponseGroupTopicPartition {
-			rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
-			rp.Partition = p
-			rp.Offset, rp.LeaderEpoch = -1, -1
-			md := ""
-			rp.Metadata = &md
-			if fg.RequireStable && st.TxnOffsets.HasPartition(fg.Group, topic, p) {
-				rp.ErrorCode = kerr.UnstableOffsetCommit.Code
-				return rp
-			}
-			if v, ok := st.Offsets.Get(fg.Group, topic, p); ok {
-				rp.Offset, rp.LeaderEpoch = v.Offset, v.LeaderEpoch
-				m := v.Metadata
-				rp.Metadata = &m
-			}
-			return rp
-		}
-		if fg.Topics == nil {
-			for _, t := range st.Offsets.Topics(fg.Group) {
-				rt := kmsg.NewOffsetFetchResponseGroupTopic()
-				rt.Topic = t
-				for _, p := range st.Offsets.Partitions(fg.Group, t) {
-					rt.Partitions = append(rt.Partitions, partition(t, p))
+		// The response is encoded after the shard moved on: it points into a frozen version.
+		out := FetchOffsetsFrom(st.Offsets.Freeze(), fg)
+		if fg.RequireStable && st.TxnOffsets.HasGroup(fg.Group) {
+			for i := range out.Topics {
+				t := &out.Topics[i]
+				for j := range t.Partitions {
+					p := &t.Partitions[j]
+					if st.TxnOffsets.HasPartition(fg.Group, t.Topic, p.Partition) {
+						p.ErrorCode = kerr.UnstableOffsetCommit.Code
+						p.Offset, p.LeaderEpoch, p.Metadata = -1, -1, &noMetadata
+					}
 				}
-				out.Topics = append(out.Topics, rt)
-			}
-		} else {
-			for _, t := range fg.Topics {
-				rt := kmsg.NewOffsetFetchResponseGroupTopic()
-				rt.Topic = t.Topic
-				for _, p := range t.Partitions {
-					rt.Partitions = append(rt.Partitions, partition(t.Topic, p))
-				}
-				out.Topics = append(out.Topics, rt)
 			}
 		}
-		c.Reply(st, &out)
+		c.Reply(st, out)
 	}
+}
+
+// noMetadata is the metadata of a partition without a committed offset ("", never written).
+var noMetadata = ""
+
+// FetchOffsetsFrom answers fg (member validation aside) from one version of the offsets: an
+// unknown group answers all: nothing, listed: -1 per partition, no error. Every offset of a
+// group comes in topic and partition order, as the version keeps them; the partitions' metadata
+// points into the version (immutable), so a large answer costs one allocation per topic.
+func FetchOffsetsFrom(v OffsetsView, fg FetchGroup) *kmsg.OffsetFetchResponseGroup {
+	out := kmsg.NewOffsetFetchResponseGroup()
+	out.Group = fg.Group
+	g := v.group(fg.Group)
+	if fg.Topics == nil {
+		if g == nil {
+			return &out
+		}
+		out.Topics = make([]kmsg.OffsetFetchResponseGroupTopic, 0, g.topics.Len())
+		g.topics.Ascend(func(te *topicEntry) bool {
+			rt := kmsg.OffsetFetchResponseGroupTopic{Topic: te.name,
+				Partitions: make([]kmsg.OffsetFetchResponseGroupTopicPartition, 0, te.t.parts.Len())}
+			te.t.parts.Ascend(func(ov *offsetEntry) bool {
+				rt.Partitions = append(rt.Partitions, kmsg.OffsetFetchResponseGroupTopicPartition{
+					Partition: ov.Partition, Offset: ov.Offset, LeaderEpoch: ov.LeaderEpoch, Metadata: &ov.Metadata})
+				return true
+			})
+			out.Topics = append(out.Topics, rt)
+			return true
+		})
+		return &out
+	}
+	out.Topics = make([]kmsg.OffsetFetchResponseGroupTopic, len(fg.Topics))
+	for i, t := range fg.Topics {
+		rt := &out.Topics[i]
+		rt.Topic = t.Topic
+		rt.Partitions = make([]kmsg.OffsetFetchResponseGroupTopicPartition, len(t.Partitions))
+		var to *topicOffsets
+		if g != nil {
+			if e, ok := g.topics.Get(t.Topic); ok {
+				to = e.t
+			}
+		}
+		for j, p := range t.Partitions {
+			rp := &rt.Partitions[j]
+			rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata = p, -1, -1, &noMetadata
+			if to == nil {
+				continue
+			}
+			if ov := to.parts.ref(p); ov != nil {
+				rp.Offset, rp.LeaderEpoch, rp.Metadata = ov.Offset, ov.LeaderEpoch, &ov.Metadata
+			}
+		}
+	}
+	return &out
 }

@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -19,12 +18,12 @@ func kmsgOffsetValue(value []byte) (*OffsetValue, error) {
 	if err := v.ReadFrom(value); err != nil {
 		return nil, err
 	}
-	ov := &OffsetValue{Offset: v.Offset, LeaderEpoch: -1, Metadata: v.Metadata, CommitTime: time.UnixMilli(v.CommitTimestamp)}
+	ov := &OffsetValue{Offset: v.Offset, LeaderEpoch: -1, Metadata: v.Metadata, CommitMs: v.CommitTimestamp}
 	if v.Version >= 3 {
 		ov.LeaderEpoch = v.LeaderEpoch
 	}
-	if v.Version == 1 && v.ExpireTimestamp >= 0 {
-		ov.ExpireTime = time.UnixMilli(v.ExpireTimestamp)
+	if v.Version == 1 && v.ExpireTimestamp > 0 {
+		ov.ExpireMs = v.ExpireTimestamp
 	}
 	return ov, nil
 }
@@ -71,8 +70,8 @@ func TestParseOffsetMatchesKmsg(t *testing.T) {
 	}
 }
 
-// TestLoadRunsMatchLiveReplay: replaying the same records while loading (runs collected and
-// inserted at once, slab values) and live (one put per record) gives equal offsets, counts and
+// TestLoadRunsMatchLiveReplay: replaying the same records while loading and live gives equal
+// offsets, counts and
 // interned topic counts, for sorted input, shuffled input, duplicates and tombstones mixed with
 // other record types.
 func TestLoadRunsMatchLiveReplay(t *testing.T) {
@@ -115,10 +114,8 @@ func TestLoadRunsMatchLiveReplay(t *testing.T) {
 			t.Fatalf("round %d: interned topics live %v, load %v", round, live.Offsets.topics, load.Offsets.topics)
 		}
 		n := 0
-		for _, ts := range load.Offsets.groups() {
-			for _, ps := range ts {
-				n += len(ps)
-			}
+		for _, g := range load.Offsets.GroupIDs() {
+			load.Offsets.Each(g, func(string, *OffsetValue) bool { n++; return true })
 		}
 		if n != load.Offsets.Count() {
 			t.Fatalf("round %d: %d offsets in maps, Count %d", round, n, load.Offsets.Count())
@@ -201,4 +198,47 @@ func TestAssignmentEpochsForms(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The expire timestamps kept aside (Offsets.expire) follow their offsets: set, cleared by a
+// commit without one, dropped with the offset; a replay of the records agrees.
+func TestOffsetExpireKeptAside(t *testing.T) {
+	live := NewState(0, microBenchConfig(), slog.New(slog.DiscardHandler), &testIDs{})
+	live.WriteOffset("g", "t", 0, &OffsetValue{Offset: 1, CommitMs: 10, ExpireMs: 99})
+	live.WriteOffset("g", "t", 1, &OffsetValue{Offset: 2, CommitMs: 10, ExpireMs: 77})
+	if v, _ := live.Offsets.Get("g", "t", 0); v.ExpireMs != 99 || v.LeaderEpoch != -1 {
+		t.Fatalf("with expire: %+v", v)
+	}
+	live.WriteOffset("g", "t", 0, &OffsetValue{Offset: 3, CommitMs: 11, LeaderEpoch: 4})
+	if v, _ := live.Offsets.Get("g", "t", 0); v.ExpireMs != 0 || v.LeaderEpoch != 4 {
+		t.Fatalf("after a commit without expire: %+v", v)
+	}
+	live.WriteOffsetTombstone("g", "t", 1)
+	if len(live.Offsets.expire) != 0 {
+		t.Fatalf("expire left behind: %v", live.Offsets.expire)
+	}
+	live.WriteOffset("g", "t", 2, &OffsetValue{Offset: 5, CommitMs: 12, ExpireMs: 55})
+	replayed := NewState(0, microBenchConfig(), slog.New(slog.DiscardHandler), &testIDs{})
+	for _, r := range dedupeRecords(live.TakeEffects().Records) {
+		if err := replayed.Replay(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(durableView(live), durableView(replayed)) {
+		t.Fatalf("live %v\nreplayed %v", durableView(live), durableView(replayed))
+	}
+}
+
+func dedupeRecords(recs []Record) []Record {
+	last := map[string]int{}
+	for i, r := range recs {
+		last[string(r.Key)] = i
+	}
+	var out []Record
+	for i, r := range recs {
+		if last[string(r.Key)] == i && r.Value != nil {
+			out = append(out, r)
+		}
+	}
+	return out
 }

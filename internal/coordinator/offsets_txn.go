@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -202,7 +201,7 @@ func pendingOffsetValue(v *PendingOffset) []byte {
 	e.Int64(v.Offset)
 	e.Int32(v.LeaderEpoch)
 	e.String(v.Metadata)
-	e.Int64(v.CommitTime.UnixMilli())
+	e.Int64(v.CommitMs)
 	e.Int16(v.ProducerEpoch)
 	e.Int64(v.Seq)
 	e.Bool(v.Superseded)
@@ -230,7 +229,7 @@ func replayPendingOffset(st *State, key, value []byte) error {
 	}
 	v := &PendingOffset{}
 	v.Offset, v.LeaderEpoch, v.Metadata = vd.Int64(), vd.Int32(), vd.String()
-	v.CommitTime = time.UnixMilli(vd.Int64())
+	v.CommitMs = vd.Int64()
 	v.ProducerEpoch, v.Seq, v.Superseded = vd.Int16(), vd.Int64(), vd.Bool()
 	if err := vd.Done(); err != nil {
 		return wrapCorrupt("PendingTxnOffsetValue", err)
@@ -309,7 +308,7 @@ func CompleteTransaction(pid int64, epoch int16, commit bool) func(st *State, c 
 			v, _ := st.TxnOffsets.Get(k.group, k.topic, k.partition, pid)
 			if commit && !v.Superseded {
 				st.WriteOffset(k.group, k.topic, k.partition, &OffsetValue{Offset: v.Offset,
-					LeaderEpoch: v.LeaderEpoch, Metadata: v.Metadata, CommitTime: v.CommitTime})
+					LeaderEpoch: v.LeaderEpoch, Metadata: v.Metadata, CommitMs: v.CommitMs})
 				st.supersedePending(k.group, k.topic, k.partition, v.Seq)
 			} else if commit {
 				st.Log.Debug("skipped the materialization of a transactional offset commit that a later commit superseded",
@@ -366,7 +365,7 @@ func TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) func(st *State, c *Call[*
 					epoch = p.LeaderEpoch
 				}
 				st.writePending(txnOffsetKey{req.Group, t.Topic, p.Partition}, req.ProducerID, &PendingOffset{
-					OffsetValue:   OffsetValue{Offset: p.Offset, LeaderEpoch: epoch, Metadata: md, CommitTime: st.Now},
+					OffsetValue:   OffsetValue{Offset: p.Offset, LeaderEpoch: epoch, Metadata: md, CommitMs: st.Now.UnixMilli()},
 					ProducerEpoch: req.ProducerEpoch, Seq: st.TxnOffsets.nextSeq,
 				})
 				st.Metrics.OffsetCommits++

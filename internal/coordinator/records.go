@@ -49,9 +49,6 @@ func (st *State) replay(r Record) error {
 	if err != nil {
 		return err
 	}
-	if typ != RecOffsetCommit && typ != 0 {
-		st.Offsets.flush() // a pending run of loaded offsets ends with the first other record
-	}
 	k, v := r.Key, r.Value
 	switch typ {
 	case 0, RecOffsetCommit: // key version 0 is the same record

@@ -13,12 +13,12 @@ func TestOffsetRecordGoldenBytes(t *testing.T) {
 	if got, want := hex.EncodeToString(key), "0001"+"0001"+"67"+"0001"+"74"+"00000003"; got != want {
 		t.Fatalf("offset key = %s, want %s", got, want)
 	}
-	v := offsetValue(&OffsetValue{Offset: 42, LeaderEpoch: 7, Metadata: "m", CommitTime: time.UnixMilli(1000)})
+	v := offsetValue(&OffsetValue{Offset: 42, LeaderEpoch: 7, Metadata: "m", CommitMs: 1000})
 	want := "0003" + "000000000000002a" + "00000007" + "0001" + "6d" + "00000000000003e8"
 	if got := hex.EncodeToString(v); got != want {
 		t.Fatalf("offset value v3 = %s, want %s", got, want)
 	}
-	v = offsetValue(&OffsetValue{Offset: 1, Metadata: "", CommitTime: time.UnixMilli(1), ExpireTime: time.UnixMilli(2)})
+	v = offsetValue(&OffsetValue{Offset: 1, Metadata: "", CommitMs: 1, ExpireMs: 2})
 	want = "0001" + "0000000000000001" + "0000" + "0000000000000001" + "0000000000000002"
 	if got := hex.EncodeToString(v); got != want {
 		t.Fatalf("offset value v1 = %s, want %s", got, want)
@@ -65,7 +65,7 @@ func TestPendingTxnOffsetRecordGoldenBytes(t *testing.T) {
 	if got, want := hex.EncodeToString(pendingOffsetKey(k, 9)), "03e8"+"0001"+"67"+"0000000000000009"+"0001"+"74"+"00000003"; got != want {
 		t.Fatalf("pending key = %s, want %s", got, want)
 	}
-	v := pendingOffsetValue(&PendingOffset{OffsetValue: OffsetValue{Offset: 42, LeaderEpoch: 7, Metadata: "m", CommitTime: time.UnixMilli(1000)},
+	v := pendingOffsetValue(&PendingOffset{OffsetValue: OffsetValue{Offset: 42, LeaderEpoch: 7, Metadata: "m", CommitMs: 1000},
 		ProducerEpoch: 2, Seq: 5, Superseded: true})
 	want := "0000" + "000000000000002a" + "00000007" + "0001" + "6d" + "00000000000003e8" + "0002" + "0000000000000005" + "01"
 	if got := hex.EncodeToString(v); got != want {

@@ -31,7 +31,7 @@ func replayBenchOffsets(groups, partitions int) []Record {
 		gid := "consumer-group-" + strconv.Itoa(g)
 		topic := "orders-" + strconv.Itoa(g%50)
 		for p := 0; p < partitions; p++ {
-			v := &OffsetValue{Offset: int64(p) * 1000, LeaderEpoch: 3, CommitTime: commit}
+			v := &OffsetValue{Offset: int64(p) * 1000, LeaderEpoch: 3, CommitMs: commit.UnixMilli()}
 			out = append(out, Record{Key: offsetKey(gid, topic, int32(p)), Value: offsetValue(v)})
 		}
 	}

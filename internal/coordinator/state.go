@@ -146,6 +146,13 @@ func (st *State) TakeEffects() Effects {
 	return e
 }
 
+// growRecords makes room for n more records in the Effects.
+func (st *State) growRecords(n int) {
+	if r := st.out.Records; cap(r)-len(r) < n {
+		st.out.Records = append(make([]Record, 0, max(len(r)+n, 2*cap(r))), r...)
+	}
+}
+
 // DiscardEffects drops what was produced, keeping the buffers (benchmarks of one handler).
 func (st *State) DiscardEffects() {
 	st.out.Records, st.out.Replies = st.out.Records[:0], st.out.Replies[:0]

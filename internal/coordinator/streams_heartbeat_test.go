@@ -124,7 +124,7 @@ func TestStreamsJoinOtherGroupTypes(t *testing.T) {
 	// Empty (simple) classic group created by an offset commit: replaced.
 	run(h, func(st *State, c *Call[Ack]) {
 		defer c.Reply(st, Ack{})
-		st.WriteOffset("simple", "input", 0, &OffsetValue{Offset: 5, LeaderEpoch: -1, CommitTime: st.Now})
+		st.WriteOffset("simple", "input", 0, &OffsetValue{Offset: 5, LeaderEpoch: -1, CommitMs: st.Now.UnixMilli()})
 	})
 	if _, ok := h.st.Groups["simple"].(*ClassicGroup); !ok {
 		t.Fatal("offset commit should have created a simple classic group")

@@ -54,7 +54,7 @@ func streamsWorkload(t *testing.T) *streamsHarness {
 	// A third group created over an offset-commit simple group.
 	run(h, func(st *State, c *Call[Ack]) {
 		defer c.Reply(st, Ack{})
-		st.WriteOffset("conv", "input", 1, &OffsetValue{Offset: 9, LeaderEpoch: -1, CommitTime: st.Now})
+		st.WriteOffset("conv", "input", 1, &OffsetValue{Offset: 9, LeaderEpoch: -1, CommitMs: st.Now.UnixMilli()})
 	})
 	h.converge("conv", []*tMember{newTMember("y", "py", simpleTopology(0))}, 5)
 	return h

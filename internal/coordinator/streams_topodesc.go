@@ -139,7 +139,7 @@ func allOffsetsExpired(st *State, g Group) bool {
 		}
 		for _, p := range st.Offsets.Partitions(g.ID(), topic) {
 			v, _ := st.Offsets.Get(g.ID(), topic, p)
-			if !offsetExpired(st, g, v) {
+			if !offsetExpired(st, g, &v) {
 				return false
 			}
 		}

@@ -2,6 +2,7 @@ package data
 
 import (
 	"errors"
+	"math"
 	"sort"
 	"sync"
 	"time"
@@ -145,7 +146,13 @@ func (c *cleaner) grab(n int, all bool) ([]*cleanJob, int64) {
 			if skip {
 				continue
 			}
-			j := planClean(t, part, lc, nowMs)
+			floor := int64(math.MaxInt64)
+			if t.name == GroupMetadataTopic {
+				if f := c.p.groupMetadataFloor.Load(); f != nil {
+					floor = (*f)(part.index)
+				}
+			}
+			j := planClean(t, part, lc, nowMs, floor)
 			if j.cleanBytes+j.cleanableBytes == 0 {
 				continue
 			}
@@ -175,8 +182,8 @@ func (c *cleaner) grab(n int, all bool) ([]*cleanJob, int64) {
 // the checkpoint (the log start when the checkpoint is missing or out of range) and ends at the
 // base of the segment holding the first offset that may not be cleaned — the active segment's
 // base, the high watermark, or the first dirty segment whose newest record is younger than
-// min.compaction.lag.ms.
-func planClean(t *topic, part *partition, lc *logConfig, nowMs int64) *cleanJob {
+// min.compaction.lag.ms — and never at or above floor (SetGroupMetadataCleanFloor).
+func planClean(t *topic, part *partition, lc *logConfig, nowMs, floor int64) *cleanJob {
 	part.mu.Lock()
 	if !part.led {
 		part.mu.Unlock()
@@ -201,7 +208,7 @@ func planClean(t *topic, part *partition, lc *logConfig, nowMs int64) *cleanJob 
 	}
 	segs := j.segs
 	active := segs[len(segs)-1].base
-	uncleanable := min(hw, active)
+	uncleanable := min(hw, active, max(floor, j.logStart))
 	if lc.minCompactionLagMs > 0 {
 		for i := segmentContaining(segs, firstDirty); i < len(segs)-1; i++ {
 			if segs[i].largestTs > nowMs-lc.minCompactionLagMs {

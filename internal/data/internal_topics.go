@@ -1,8 +1,10 @@
 package data
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -197,4 +199,64 @@ func recVarintLen(v int64) int {
 // internalTopicError is the answer to a client writing, deleting or resizing an internal topic.
 func internalTopicError(format, name string) *apiError {
 	return errf(kerr.InvalidTopicException, format, name)
+}
+
+// GroupMetadataEnd is the offset the next batch appended to partition partition of
+// __consumer_offsets gets (0 without the topic).
+func (p *Plane) GroupMetadataEnd(partition int32) int64 {
+	t, parts := p.lookup(GroupMetadataTopic)
+	if t == nil || partition < 0 || int(partition) >= len(parts) {
+		return 0
+	}
+	part := parts[partition]
+	part.mu.Lock()
+	defer part.mu.Unlock()
+	return part.next
+}
+
+// ReadGroupMetadata calls fn with every record stored in partition partition of
+// __consumer_offsets from offset from on, in offset order: its key and value (nil for a
+// tombstone), valid only during the call. The coordinator store reads back what it appended
+// since its last checkpoint (store.MirrorLog); batches it appended whose commit failed may be
+// there too (a failed store), as they are in the store itself.
+func (p *Plane) ReadGroupMetadata(ctx context.Context, partition int32, from int64, fn func(key, value []byte) error) error {
+	t, parts := p.lookup(GroupMetadataTopic)
+	if t == nil || partition < 0 || int(partition) >= len(parts) {
+		return nil
+	}
+	var ferr error
+	err := p.st.Read(PartitionID{t.id, partition}, from, math.MaxInt64, func(v []byte) bool {
+		if ferr = ctx.Err(); ferr != nil {
+			return false
+		}
+		h, hok := readBatchHeader(v)
+		if !hok || h.Attributes&attrControl != 0 || h.size() > len(v) || h.lastOffset() < from {
+			return true
+		}
+		recs, err := decompress(h.Attributes&attrCompressionMask, v[batchHeaderSize:h.size()], maxDecompressedBatch)
+		if err != nil {
+			ferr = fmt.Errorf("data: %s-%d at %d: %w", GroupMetadataTopic, partition, h.BaseOffset, err)
+			return false
+		}
+		if err := readRecords(recs, h.NumRecords, func(r *rawRecord) bool {
+			if h.BaseOffset+int64(r.offsetDelta) >= from {
+				ferr = fn(r.key, r.value)
+			}
+			return ferr == nil
+		}); err != nil && ferr == nil {
+			ferr = fmt.Errorf("data: %s-%d at %d: %w", GroupMetadataTopic, partition, h.BaseOffset, err)
+		}
+		return ferr == nil
+	})
+	if ferr != nil {
+		return ferr
+	}
+	return err
+}
+
+// SetGroupMetadataCleanFloor tells the log cleaner not to compact __consumer_offsets at or above
+// floor(partition): the coordinator store reads the records it appended after its last
+// checkpoint back from the topic (store.MirrorLog), every one of them, tombstones included.
+func (p *Plane) SetGroupMetadataCleanFloor(floor func(partition int32) int64) {
+	p.groupMetadataFloor.Store(&floor)
 }

@@ -1,6 +1,7 @@
 package data
 
 import (
+	"context"
 	"encoding/binary"
 	"hash/crc32"
 	"testing"
@@ -91,6 +92,22 @@ func TestGroupMetadataTopic(t *testing.T) {
 	check()
 	e.restart()
 	check()
+	if end := e.p.GroupMetadataEnd(2); end != 4 {
+		t.Fatalf("end %d, want 4", end)
+	}
+	for from, want := range map[int64]string{0: "k1=v1 k2=<nil> k1=v2 ", 1: "k2=<nil> k1=v2 ", 3: "k1=v2 ", 4: ""} {
+		got := ""
+		if err := e.p.ReadGroupMetadata(context.Background(), 2, from, func(k, v []byte) error {
+			if v == nil {
+				got += string(k) + "=<nil> "
+			} else {
+				got += string(k) + "=" + string(v) + " "
+			}
+			return nil
+		}); err != nil || got != want {
+			t.Fatalf("read from %d: %q %v, want %q", from, got, err, want)
+		}
+	}
 	if created, err := e.p.EnsureGroupMetadataTopic(4, 1<<20, 0); err != nil || created {
 		t.Fatalf("ensure after restart: %v %v", created, err)
 	}
@@ -121,5 +138,12 @@ func TestGroupMetadataTopicCompressed(t *testing.T) {
 	offs, recs := decodeFetched(t, f.RecordBatches)
 	if len(recs) != 2 || offs[1] != 1 || string(recs[0].Value) != "vvvvvvvvvvvvvvvvvvvv" || recs[1].Value != nil {
 		t.Fatalf("records %v %q", offs, recs)
+	}
+	var read []Record
+	if err := e.p.ReadGroupMetadata(context.Background(), 1, 0, func(k, v []byte) error {
+		read = append(read, Record{Key: append([]byte(nil), k...), Value: append([]byte(nil), v...)})
+		return nil
+	}); err != nil || len(read) != 2 || string(read[0].Value) != "vvvvvvvvvvvvvvvvvvvv" || len(read[1].Value) != 0 {
+		t.Fatalf("read back compressed: %q %v", read, err)
 	}
 }

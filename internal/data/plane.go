@@ -54,6 +54,9 @@ type Plane struct {
 
 	// groupMetadataCodec is offsets.topic.compression.codec (AppendGroupMetadata).
 	groupMetadataCodec atomic.Int32
+	// groupMetadataFloor bounds what the cleaner may compact in __consumer_offsets
+	// (SetGroupMetadataCleanFloor).
+	groupMetadataFloor atomic.Pointer[func(partition int32) int64]
 
 	subMu      sync.Mutex
 	subs       []func(TopicChange)

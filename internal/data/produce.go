@@ -36,7 +36,7 @@ func (p *Plane) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.Pro
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	byID := req.Version >= 13
 	txn, reqErr := p.verifyTransactional(ctx, req)
-	var wg sync.WaitGroup
+	var wg, ordered sync.WaitGroup
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
@@ -89,12 +89,17 @@ func (p *Plane) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.Pro
 				continue
 			}
 			wg.Add(1)
+			ordered.Add(1)
 			go func(t *topic, part *partition, records []byte) {
 				defer wg.Done()
-				p.appendOne(t, part, records, req.Acks != 0, ta, sp)
+				p.appendOne(t, part, records, req.Acks != 0, ta, sp, ordered.Done)
 			}(t, parts[rp.Partition], rp.Records)
 		}
 		resp.Topics = append(resp.Topics, st)
+	}
+	ordered.Wait()
+	if seq, ok := ctx.Value(sequencedKey{}).(func()); ok {
+		seq() // every batch has its offsets and its place in the WAL: the next may start
 	}
 	wg.Wait()
 	if req.Acks == 0 {
@@ -103,9 +108,28 @@ func (p *Plane) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.Pro
 	return resp
 }
 
+// WithSequenced returns ctx carrying fn, which Produce calls once the batches of the request
+// have their offsets and their places in the store's write-ahead log, before it waits for them
+// to be durable: the server then starts the connection's next ordered request (a pipelining
+// producer's next batch), whose appends come after these, while these are synced.
+func WithSequenced(ctx context.Context, fn func()) context.Context {
+	return context.WithValue(ctx, sequencedKey{}, fn)
+}
+
+type sequencedKey struct{}
+
 // appendOne validates and appends one batch to part, filling sp. ta is the verification of a
-// transactional batch (nil for any other).
-func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, ta *txnAppend, sp *kmsg.ProduceResponseTopicPartition) {
+// transactional batch (nil for any other). ordered is called once the batch has its offsets and
+// its place in the WAL (or will not be appended), before the wait for its WAL sync (acks=all).
+func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, ta *txnAppend, sp *kmsg.ProduceResponseTopicPartition, ordered func()) {
+	orderedOnce := false
+	begun := func() {
+		if !orderedOnce {
+			orderedOnce = true
+			ordered()
+		}
+	}
+	defer begun()
 	h, kerrCode := validateProduceBatch(records)
 	if kerrCode != nil {
 		sp.ErrorCode = kerrCode.Code
@@ -217,7 +241,9 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 		sb.LogAppendTime = now
 	}
 	w.addBatch(sb)
-	err := p.st.Write(w)()
+	wait := p.st.Write(w)
+	begun() // ordered after every earlier write of the partition: the next request may append
+	err := wait()
 	if err == nil && idempotent {
 		part.mu.Lock()
 		for i := range ps.batches {

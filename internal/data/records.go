@@ -24,6 +24,7 @@ type rawRecord struct {
 	offsetDelta    int32
 	key            []byte // nil when the key is null
 	hasValue       bool   // false for a tombstone (null value)
+	value          []byte // nil for a tombstone
 }
 
 // readRecords calls fn for each of the n records in recs (a decompressed records section) until
@@ -81,6 +82,10 @@ func (r *rawRecord) parse() error {
 		return errBadRecord
 	}
 	r.hasValue = vl >= 0
+	r.value = nil
+	if r.hasValue {
+		r.value = b[pos+used : pos+used+int(vl)]
+	}
 	return nil
 }
 

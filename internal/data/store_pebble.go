@@ -78,6 +78,23 @@ func (s *pebbleStore) Write(w *LogWrite) func() error {
 	for _, op := range w.StateBelow {
 		_ = b.DeleteRange(partPrefix(op.Kind, w.Part.Topic, w.Part.Index), stateKey(nil, w.Part, op.Kind, op.Key), nil)
 	}
+	if w.Op == diskguard.Produce && !w.NoSync {
+		// Applied in order (offsets, WAL position) now, synced while the connection's next
+		// request appends: a later sync covers this batch too, and a failed sync is sticky.
+		err := s.commit(w.Op, func() error { return s.db.ApplyNoSyncWait(b, pebble.Sync) })
+		if err != nil {
+			_ = b.Close()
+			return func() error { return err }
+		}
+		return func() error {
+			defer b.Close()
+			if serr := b.SyncWait(); serr != nil {
+				s.guard.Fail(serr)
+				return &diskguard.CommitError{Reason: serr.Error()}
+			}
+			return nil
+		}
+	}
 	opts := pebble.Sync
 	if w.NoSync {
 		opts = pebble.NoSync

@@ -51,7 +51,62 @@ type Tracker struct {
 
 type trackerShard struct {
 	mu     sync.Mutex
-	groups map[string]map[TopicPartition]*window
+	groups map[string]groupWindows
+}
+
+// groupWindows are a group's windows by topic.
+type groupWindows map[string]*topicWindows
+
+// topicWindows are a group's windows of one topic's partitions: by partition number in dense
+// (a topic's partitions are 0..n-1: no key or pointer per partition), a partition number far
+// beyond the others in sparse. A nil window is a partition not tracked.
+type topicWindows struct {
+	dense  []window
+	sparse map[int32]*window
+}
+
+// denseSlack is how far beyond the dense windows a partition number may be and still extend
+// them.
+const denseSlack = 1024
+
+// at returns the window of partition, nil when it is not tracked.
+func (tw *topicWindows) at(partition int32) window {
+	if partition >= 0 && int(partition) < len(tw.dense) {
+		return tw.dense[partition]
+	}
+	if w := tw.sparse[partition]; w != nil {
+		return *w
+	}
+	return nil
+}
+
+// mutable returns partition's window for writing, making room for it.
+func (tw *topicWindows) mutable(partition int32) *window {
+	if partition >= 0 && int(partition) < len(tw.dense)+denseSlack {
+		if n := int(partition) + 1 - len(tw.dense); n > 0 {
+			tw.dense = append(tw.dense, make([]window, n)...)
+		}
+		return &tw.dense[partition]
+	}
+	w := tw.sparse[partition]
+	if w == nil {
+		if tw.sparse == nil {
+			tw.sparse = map[int32]*window{}
+		}
+		w = new(window)
+		tw.sparse[partition] = w
+	}
+	return w
+}
+
+// empty reports whether no partition is tracked.
+func (tw *topicWindows) empty() bool {
+	for _, w := range tw.dense {
+		if w != nil {
+			return false
+		}
+	}
+	return len(tw.sparse) == 0
 }
 
 // NewTracker returns an empty tracker reading log ends from log (nil: lags are unknown).
@@ -59,7 +114,7 @@ func NewTracker(cfg TrackerConfig, log LogEnds) *Tracker {
 	cfg.fill()
 	t := &Tracker{cfg: cfg, log: log, seed: maphash.MakeSeed(), ends: map[TopicPartition]*ring{}}
 	for i := range t.shards {
-		t.shards[i].groups = map[string]map[TopicPartition]*window{}
+		t.shards[i].groups = map[string]groupWindows{}
 	}
 	return t
 }
@@ -83,18 +138,31 @@ func (t *Tracker) Observe(group, topic string, partition int32, offset int64, at
 func (t *Tracker) add(group string, tp TopicPartition, o Observation) {
 	s := t.shard(group)
 	s.mu.Lock()
-	parts := s.groups[group]
-	if parts == nil {
-		parts = map[TopicPartition]*window{}
-		s.groups[group] = parts
-	}
-	w := parts[tp]
-	if w == nil {
-		w = &window{}
-		parts[tp] = w
-	}
-	w.add(o, t.cfg.Intervals, t.cfg.MinDistance.Milliseconds())
+	s.mutable(group, tp).add(o, t.cfg.Intervals, t.cfg.MinDistance.Milliseconds())
 	s.mu.Unlock()
+}
+
+// mutable returns the window of group's partition tp for writing, making room for it.
+func (s *trackerShard) mutable(group string, tp TopicPartition) *window {
+	g := s.groups[group]
+	if g == nil {
+		g = groupWindows{}
+		s.groups[group] = g
+	}
+	tw := g[tp.Topic]
+	if tw == nil {
+		tw = &topicWindows{}
+		g[tp.Topic] = tw
+	}
+	return tw.mutable(tp.Partition)
+}
+
+// window returns the window of group's partition tp, nil when it is not tracked.
+func (s *trackerShard) window(group string, tp TopicPartition) window {
+	if tw := s.groups[group][tp.Topic]; tw != nil {
+		return tw.at(tp.Partition)
+	}
+	return nil
 }
 
 // seedIfChanged adds o when the partition has no observation yet, or when its newest observation
@@ -104,20 +172,10 @@ func (t *Tracker) seedIfChanged(group string, tp TopicPartition, o Observation) 
 	s := t.shard(group)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	parts := s.groups[group]
-	if parts == nil {
-		parts = map[TopicPartition]*window{}
-		s.groups[group] = parts
-	}
-	w := parts[tp]
-	if w == nil {
-		w = &window{}
-		parts[tp] = w
-	}
-	if last, ok := w.last(); ok && last.Offset == o.Offset {
+	if last, ok := s.window(group, tp).last(); ok && last.Offset == o.Offset {
 		return false
 	}
-	w.add(o, t.cfg.Intervals, 0)
+	s.mutable(group, tp).add(o, t.cfg.Intervals, 0)
 	return true
 }
 
@@ -126,10 +184,7 @@ func (t *Tracker) Window(group string, tp TopicPartition) []Observation {
 	s := t.shard(group)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if w := s.groups[group][tp]; w != nil {
-		return w.appendTo(nil)
-	}
-	return nil
+	return s.window(group, tp).appendTo(nil)
 }
 
 // Retain drops the windows of group's partitions not in keep (offsets deleted or expired) and,
@@ -138,13 +193,23 @@ func (t *Tracker) Retain(group string, keep map[TopicPartition]bool) {
 	s := t.shard(group)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	parts := s.groups[group]
-	for tp := range parts {
-		if !keep[tp] {
-			delete(parts, tp)
+	g := s.groups[group]
+	for topic, tw := range g {
+		for p := range tw.dense {
+			if tw.dense[p] != nil && !keep[TopicPartition{topic, int32(p)}] {
+				tw.dense[p] = nil
+			}
+		}
+		for p := range tw.sparse {
+			if !keep[TopicPartition{topic, p}] {
+				delete(tw.sparse, p)
+			}
+		}
+		if tw.empty() {
+			delete(g, topic)
 		}
 	}
-	if len(parts) == 0 {
+	if len(g) == 0 {
 		delete(s.groups, group)
 	}
 }
@@ -206,8 +271,5 @@ func (t *Tracker) windowInto(group string, tp TopicPartition, out []Observation)
 	s := t.shard(group)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if w := s.groups[group][tp]; w != nil {
-		return w.appendTo(out)
-	}
-	return out
+	return s.window(group, tp).appendTo(out)
 }

@@ -1,53 +1,128 @@
 package lag
 
-// window is a partition's ring of its last commits (Burrow's "intervals"), oldest first.
-type window struct {
-	obs   []Observation // capacity = the configured intervals
-	start int           // index of the oldest
-	n     int
+import "encoding/binary"
+
+// window is a partition's last commits (Burrow's "intervals"), oldest first, packed: each
+// observation is three zigzag varints (offset, lag, commit time in ms), the first absolute and
+// every later one relative to the one before it. A partition committed once costs one 16-byte
+// allocation; a full window of ten commits made seconds apart about 80 bytes, where a ring of
+// Observations costs 240 (a tracker holds one window per group and partition: memory per
+// committed offset). Adding decodes and re-encodes the few observations in place.
+type window []byte
+
+// maxWindow bounds the observations a window decodes at once without allocating.
+const maxWindow = 16
+
+// decode appends the window's observations to out, oldest first.
+func (w window) decode(out []Observation) []Observation {
+	out, _ = w.scan(out, nil)
+	return out
 }
 
-// add records a commit. A commit closer than minDistanceMs to the newest one replaces it
-// (Burrow's min-distance: a client committing many times a second does not flush the window).
-func (w *window) add(o Observation, size int, minDistanceMs int64) {
-	if w.obs == nil {
-		w.obs = make([]Observation, size)
+// scan is decode that also appends to starts the byte offset at which each observation begins.
+func (w window) scan(out []Observation, starts []int) ([]Observation, []int) {
+	var prev Observation
+	for i := 0; i < len(w); {
+		start := i
+		var d [3]int64
+		for k := range d {
+			v, n := binary.Varint(w[i:])
+			if n <= 0 {
+				return out, starts // not produced by add; never happens
+			}
+			d[k], i = v, i+n
+		}
+		o := Observation{Offset: prev.Offset + d[0], Lag: prev.Lag + d[1], At: prev.At + d[2]}
+		out, starts = append(out, o), append(starts, start)
+		prev = o
 	}
-	if w.n > 0 {
-		li := (w.start + w.n - 1) % len(w.obs)
-		last := &w.obs[li]
+	return out, starts
+}
+
+// appendObs appends o encoded relative to prev.
+func appendObs(b []byte, prev, o Observation) []byte {
+	b = binary.AppendVarint(b, o.Offset-prev.Offset)
+	b = binary.AppendVarint(b, o.Lag-prev.Lag)
+	return binary.AppendVarint(b, o.At-prev.At)
+}
+
+// put replaces the bytes from at on with o encoded relative to prev, growing the window to the
+// exact size (rounded to an allocation class) when it has no room: windows are many, and slack
+// in each is memory per committed offset.
+func (w *window) put(at int, prev, o Observation) {
+	var tmp [3 * binary.MaxVarintLen64]byte
+	enc := appendObs(tmp[:0], prev, o)
+	if at+len(enc) <= cap(*w) {
+		*w = append((*w)[:at], enc...)
+		return
+	}
+	b := make(window, at+len(enc))
+	copy(b, (*w)[:at])
+	copy(b[at:], enc)
+	*w = b
+}
+
+// add records a commit, keeping at most size observations. A commit closer than minDistanceMs
+// to the newest one replaces it (Burrow's min-distance: a client committing many times a second
+// does not flush the window); one older than the newest is dropped. Appending or replacing the
+// newest rewrites only its bytes; dropping the oldest re-encodes the next one as the first and
+// keeps the rest as they are.
+func (w *window) add(o Observation, size int, minDistanceMs int64) {
+	var obsBuf [maxWindow]Observation
+	var startBuf [maxWindow]int
+	obs, starts := w.scan(obsBuf[:0], startBuf[:0])
+	n := len(obs)
+	var prev Observation
+	if n > 0 {
+		last := obs[n-1]
 		if o.At < last.At {
 			return // an older commit arriving late
 		}
 		if o.At-last.At < minDistanceMs {
-			*last = o
+			if n > 1 {
+				prev = obs[n-2]
+			}
+			w.put(starts[n-1], prev, o)
 			return
 		}
+		prev = last
 	}
-	if w.n < len(w.obs) {
-		w.obs[(w.start+w.n)%len(w.obs)] = o
-		w.n++
+	if n < size {
+		w.put(len(*w), prev, o)
 		return
 	}
-	w.obs[w.start] = o
-	w.start = (w.start + 1) % len(w.obs)
+	// Full: the oldest n+1-size go; the first one kept is re-encoded as absolute.
+	k := n + 1 - size
+	var tmp [maxWindow * 3 * binary.MaxVarintLen64]byte
+	b := tmp[:0]
+	if k < n {
+		b = appendObs(b, Observation{}, obs[k])
+		if k+1 < n {
+			b = append(b, (*w)[starts[k+1]:]...)
+		}
+		b = appendObs(b, obs[n-1], o)
+	} else {
+		b = appendObs(b, Observation{}, o)
+	}
+	if cap(*w) >= len(b) && cap(*w) <= 2*len(b)+16 {
+		*w = append((*w)[:0], b...)
+		return
+	}
+	*w = append(window(nil), b...) // exact size (rounded to an allocation class)
 }
 
 // last returns the newest observation.
-func (w *window) last() (Observation, bool) {
-	if w.n == 0 {
+func (w window) last() (Observation, bool) {
+	var buf [maxWindow]Observation
+	obs := w.decode(buf[:0])
+	if len(obs) == 0 {
 		return Observation{}, false
 	}
-	return w.obs[(w.start+w.n-1)%len(w.obs)], true
+	return obs[len(obs)-1], true
 }
 
 // appendTo appends the observations, oldest first.
-func (w *window) appendTo(out []Observation) []Observation {
-	for i := 0; i < w.n; i++ {
-		out = append(out, w.obs[(w.start+i)%len(w.obs)])
-	}
-	return out
-}
+func (w window) appendTo(out []Observation) []Observation { return w.decode(out) }
 
 // ring is a fixed-size ring of log end samples (Burrow's broker offsets).
 type ring struct {

@@ -36,6 +36,19 @@ type Request struct {
 	// Listener is the listener the request came in on: Metadata, FindCoordinator and
 	// DescribeCluster answer with its advertised endpoint (Listener.AdvertisedHost/Port).
 	Listener *Listener
+
+	// sequenced is closed by Sequenced (once); nil outside an ordered request's goroutine.
+	sequenced chan struct{}
+	seqOnce   sync.Once
+}
+
+// Sequenced tells the server that the request's ordered part is done (see ordered): the
+// connection's next ordered request may start, its effects coming after this one's, while this
+// one goes on (a Produce waiting for its WAL sync). Returning from the handler implies it.
+func (r *Request) Sequenced() {
+	if r.sequenced != nil {
+		r.seqOnce.Do(func() { close(r.sequenced) })
+	}
 }
 
 // Handler serves one API key. It returns the response to send, or nil to send none (Produce with
@@ -410,12 +423,14 @@ func (s *Server) serveConn(raw net.Conn, l *Listener) {
 		}
 		var prev chan struct{}
 		if ordered(hdr.APIKey) {
-			prev, lastOrdered = lastOrdered, p.done
+			r.sequenced = make(chan struct{})
+			prev, lastOrdered = lastOrdered, r.sequenced
 		}
 		handlers.Add(1)
 		go func() {
 			defer handlers.Done()
 			defer close(p.done)
+			defer r.Sequenced()
 			if prev != nil {
 				select {
 				case <-prev:
@@ -536,7 +551,9 @@ func decodeBody(h wire.Header, body []byte) (kmsg.Request, error) {
 
 // ordered reports whether requests of an API key must be handled one after another, in arrival
 // order, on their connection, as Kafka handles every request (it reads a connection's next
-// request only after answering the previous one). Produce needs it for idempotent sequence
+// request only after answering the previous one). One after another means: the next starts
+// once the previous returned or called Request.Sequenced (a Produce once its batches have their
+// offsets, as Kafka's purgatory lets the next request append while one waits for acks). Produce needs it for idempotent sequence
 // numbers and offsets in send order, OffsetCommit and friends so that a later commit of the same
 // partition wins. Requests that may wait long by design (Fetch long-polls, JoinGroup and
 // SyncGroup waiting for a rebalance) and pure reads run at once, so they never hold up the

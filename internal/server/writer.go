@@ -69,12 +69,12 @@ func (w *respWriter) flush() error {
 // writer goroutine). Only keys whose handlers finish promptly qualify (they may wait for an
 // fsync, never for other clients): the reader reads the connection's next request only after
 // answering, as Kafka does for every request. Long waits by design (Fetch long-polls, JoinGroup
-// and SyncGroup during a rebalance) and calls into a topology description plugin (DeleteGroups,
-// key 93) always run on their own goroutine.
+// and SyncGroup during a rebalance), calls into a topology description plugin (DeleteGroups,
+// key 93) and Produce (whose next request may start while it waits for its WAL sync:
+// Request.Sequenced) always run on their own goroutine.
 func inline(key int16) bool {
 	switch key {
-	case 0, // Produce (waits for its durable append)
-		2,  // ListOffsets
+	case 2, // ListOffsets
 		3,  // Metadata
 		8,  // OffsetCommit
 		9,  // OffsetFetch

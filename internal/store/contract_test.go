@@ -14,7 +14,7 @@ import (
 func TestMemoryContract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Impl {
 		var m *store.Memory
-		return storetest.Impl{Fencing: true, Open: func(shards int32) store.Store {
+		return storetest.Impl{Fencing: true, Ordered: true, Open: func(shards int32) store.Store {
 			if m == nil {
 				m = store.NewMemory(shards)
 			}
@@ -36,7 +36,7 @@ func (p pebbleStore) Close() error { return p.db.Close() }
 func TestPebbleContract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Impl {
 		dir := filepath.Join(t.TempDir(), "pebble")
-		return storetest.Impl{Open: func(shards int32) store.Store {
+		return storetest.Impl{Ordered: true, Open: func(shards int32) store.Store {
 			db, err := pebble.Open(dir, &pebble.Options{})
 			if err != nil {
 				t.Fatal(err)

@@ -119,3 +119,9 @@ func (s *memShard) Append(_ context.Context, recs []Record) error {
 	}
 	return nil
 }
+
+// BeginAppend implements OrderedAppender: the Append happens at once, in call order.
+func (s *memShard) BeginAppend(ctx context.Context, recs []Record) (wait func() error) {
+	err := s.Append(ctx, recs)
+	return func() error { return err }
+}

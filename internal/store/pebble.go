@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -18,6 +17,8 @@ import (
 //	'c' shard(uint32 BE) recordKey  → record value   group coordinator records
 //	'm' "shards"                    → uint32 BE      ClusterConfig.Shards
 //	'm' "epoch" shard(uint32 BE)    → int64 BE       lease epoch of a shard
+//	'm' "ckpt" 'c' shard(uint32 BE) → int64 BE       the shard's mirror offset up to which
+//	                                                 verbatim records are under 'c' (offsetlog.go)
 //	'x' shard(uint32 BE) recordKey  → record value   transaction coordinator records
 //	'm' "txnshards"                 → uint32 BE      its ClusterConfig.Shards
 //	'm' "txnepoch" shard(uint32 BE) → int64 BE       lease epoch of one of its shards
@@ -53,6 +54,13 @@ type Pebble struct {
 	syncWrites bool
 	// mirror, when set, adds every Append's records to the same Pebble batch elsewhere.
 	mirror Mirror
+	// logs is each shard's state of the records kept only in the mirror so far (offsetlog.go);
+	// its mutex serializes every lease's writes of the shard.
+	logs []*shardLog
+	// lazy: the mirror can be read back (MirrorLog), so verbatim records are written to it alone
+	// and put under their own keys by checkpoints (offsetlog.go).
+	lazy bool
+	ckpt checkpointer
 }
 
 // Mirror copies the records of every committed Append into the same Pebble batch, so that the
@@ -64,8 +72,16 @@ type Mirror interface {
 	Stage(shard int32, recs []Record, b *pebble.Batch) (done func(committed bool))
 }
 
-// SetMirror installs m; call it before the first Acquire.
-func (p *Pebble) SetMirror(m Mirror) { p.mirror = m }
+// SetMirror installs m; call it before the first Acquire. A MirrorLog makes the store keep its
+// verbatim records in the mirror alone until a checkpoint (offsetlog.go); Close then stops the
+// checkpoints.
+func (p *Pebble) SetMirror(m Mirror) {
+	p.mirror = m
+	if _, ok := m.(MirrorLog); ok {
+		p.lazy = true
+		p.ckpt.start(p)
+	}
+}
 
 // Scan streams shard's live records in key order without acquiring its lease (a copy of each
 // record): for filling a mirror before the coordinator starts.
@@ -73,7 +89,7 @@ func (p *Pebble) Scan(ctx context.Context, shard int32, fn func(Record) error) e
 	if shard < 0 || shard >= p.cfg.Shards {
 		return fmt.Errorf("store: shard %d out of range [0,%d)", shard, p.cfg.Shards)
 	}
-	s := &pebbleShard{p: p, id: shard, prefix: binary.BigEndian.AppendUint32([]byte{p.ns.Prefix}, uint32(shard))}
+	s := &pebbleShard{p: p, id: shard, log: p.logs[shard], prefix: binary.BigEndian.AppendUint32([]byte{p.ns.Prefix}, uint32(shard))}
 	return s.Load(ctx, fn)
 }
 
@@ -120,14 +136,19 @@ func OpenPebbleNamespace(db *pebble.DB, ns Namespace, shards int32, g *diskguard
 			return nil, fmt.Errorf("%w (%s): data dir has %d, configured %d", ErrShardCountChanged, ns.Setting, have, shards)
 		}
 	}
-	return &Pebble{db: db, cfg: ClusterConfig{Shards: shards}, ns: ns, guard: g, syncWrites: true}, nil
+	p := &Pebble{db: db, cfg: ClusterConfig{Shards: shards}, ns: ns, guard: g, syncWrites: true, logs: make([]*shardLog, shards)}
+	for i := range p.logs {
+		p.logs[i] = &shardLog{}
+	}
+	return p, nil
 }
 
 // Config implements Store.
 func (p *Pebble) Config() ClusterConfig { return p.cfg }
 
-// Close implements Store; the DB itself is closed by its owner.
-func (p *Pebble) Close() error { return nil }
+// Close implements Store: it stops the checkpoints after a last one of every shard (so that a
+// restart reads no mirror records); the DB itself is closed by its owner.
+func (p *Pebble) Close() error { return p.ckpt.stop() }
 
 // Acquire implements Store: bumps and persists the shard's lease epoch. When the store failed
 // (diskguard.ErrStoreFailed) the new epoch is kept in memory only: no Append can succeed any
@@ -155,7 +176,7 @@ func (p *Pebble) Acquire(ctx context.Context, shard int32) (Shard, error) {
 	}); err != nil && !errors.Is(err, diskguard.ErrStoreFailed) {
 		return nil, err
 	}
-	return &pebbleShard{p: p, id: shard, epoch: epoch, lost: make(chan struct{}),
+	return &pebbleShard{p: p, id: shard, epoch: epoch, lost: make(chan struct{}), log: p.logs[shard],
 		prefix: binary.BigEndian.AppendUint32([]byte{p.ns.Prefix}, uint32(shard))}, nil
 }
 
@@ -165,7 +186,7 @@ type pebbleShard struct {
 	epoch  int64
 	prefix []byte
 	lost   chan struct{}
-	mu     sync.Mutex // one Append at a time (the contract; the lock makes misuse safe)
+	log    *shardLog // its mutex: one Append at a time (the contract; the lock makes misuse safe)
 }
 
 func (s *pebbleShard) ID() int32                     { return s.id }
@@ -191,6 +212,14 @@ func (s *pebbleShard) Load(ctx context.Context, fn func(Record) error) error {
 // LoadBorrowed implements BorrowingLoader: the records point into the iterator's buffers,
 // valid until fn returns (Pebble's keys and values are valid until the iterator moves).
 func (s *pebbleShard) LoadBorrowed(ctx context.Context, fn func(Record) error) error {
+	if s.p.lazy {
+		return s.loadMerged(ctx, fn)
+	}
+	return s.scanKeys(ctx, fn)
+}
+
+// scanKeys streams the records under the shard's own keys, borrowed.
+func (s *pebbleShard) scanKeys(ctx context.Context, fn func(Record) error) error {
 	upper := append([]byte(nil), s.prefix...)
 	upper = binary.BigEndian.AppendUint32(upper[:1], uint32(s.id)+1)
 	it, err := s.p.db.NewIter(&pebble.IterOptions{LowerBound: s.prefix, UpperBound: upper})
@@ -221,38 +250,108 @@ func (s *pebbleShard) LoadBorrowed(ctx context.Context, fn func(Record) error) e
 	return it.Error()
 }
 
+// Append implements Shard: one Pebble batch committed with Sync.
 func (s *pebbleShard) Append(ctx context.Context, recs []Record) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.p.db.NewBatch()
+	s.log.mu.Lock()
+	defer s.log.mu.Unlock()
+	b, kind, done, err := s.build(ctx, recs)
+	if err != nil {
+		return err
+	}
 	defer b.Close()
-	key := make([]byte, 0, 64)
-	kind := diskguard.GroupDelete // tombstones only: taken while space is short
-	for _, r := range recs {
-		key = append(key[:0], s.prefix...)
-		key = append(key, r.Key...)
-		var err error
-		if r.Value == nil {
-			err = b.Delete(key, nil)
-		} else {
-			kind = diskguard.GroupWrite
-			err = b.Set(key, r.Value, nil)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	var done func(bool)
-	if m := s.p.mirror; m != nil {
-		done = m.Stage(s.id, recs, b)
-	}
 	opts := pebble.Sync
 	if !s.p.syncWrites {
 		opts = pebble.NoSync
 	}
-	err := s.p.guard.Commit(kind, func() error { return b.Commit(opts) })
-	if done != nil {
-		done(err == nil)
+	err = s.p.guard.Commit(kind, func() error { return b.Commit(opts) })
+	done(err == nil)
+	if err == nil {
+		s.applied(recs)
 	}
 	return err
+}
+
+// BeginAppend implements OrderedAppender: the batch is applied (DB.ApplyNoSyncWait: it takes
+// its sequence numbers and its place in the write-ahead log, in the order of the calls) and
+// wait waits for the WAL sync that covers it (Batch.SyncWait). A failed sync is sticky in
+// Pebble (every later sync fails too), so a later batch is never durable before this one; the
+// guard then takes the store as failed, as it does for Pebble's fatal commit error.
+func (s *pebbleShard) BeginAppend(ctx context.Context, recs []Record) (wait func() error) {
+	s.log.mu.Lock()
+	defer s.log.mu.Unlock()
+	b, kind, done, err := s.build(ctx, recs)
+	if err != nil {
+		return func() error { return err }
+	}
+	if !s.p.syncWrites {
+		err := s.p.guard.Commit(kind, func() error { return b.Commit(pebble.NoSync) })
+		done(err == nil)
+		_ = b.Close()
+		if err == nil {
+			s.applied(recs)
+		}
+		return func() error { return err }
+	}
+	if err := s.p.guard.Commit(kind, func() error { return s.p.db.ApplyNoSyncWait(b, pebble.Sync) }); err != nil {
+		done(false)
+		if errors.Is(err, diskguard.ErrRefused) {
+			_ = b.Close() // never reached Pebble
+		} // else the commit pipeline failed with the batch in it: it is not closed (nor reused)
+		return func() error { return err }
+	}
+	// Applied: in the memtable and in the WAL's order. The mirror's copy stands for the
+	// verbatim records from now on (a failed sync fails the store: nothing later is durable).
+	s.applied(recs)
+	return func() error {
+		err := b.SyncWait()
+		if err != nil {
+			s.p.guard.Fail(err)
+			err = &diskguard.CommitError{Reason: err.Error()}
+		}
+		done(err == nil)
+		_ = b.Close()
+		return err
+	}
+}
+
+// build puts recs into a new Pebble batch under the shard's prefix, with the mirror's copy;
+// kind is what the guard judges (a batch of tombstones only frees space), done reports the
+// commit's outcome to the mirror. With a MirrorLog the verbatim records go to the mirror alone
+// (offsetlog.go). Called with s.log.mu held.
+func (s *pebbleShard) build(ctx context.Context, recs []Record) (b *pebble.Batch, kind diskguard.Write, done func(bool), err error) {
+	var ml MirrorLog
+	if s.p.lazy {
+		if err := s.log.ready(ctx, s); err != nil {
+			return nil, 0, nil, err
+		}
+		ml = s.p.mirror.(MirrorLog)
+	}
+	b = s.p.db.NewBatch()
+	key := make([]byte, 0, 64)
+	kind = diskguard.GroupDelete // tombstones only: taken while space is short
+	for _, r := range recs {
+		if r.Value != nil {
+			kind = diskguard.GroupWrite
+		}
+		if ml != nil && ml.Verbatim(r.Key) {
+			continue
+		}
+		key = append(key[:0], s.prefix...)
+		key = append(key, r.Key...)
+		if r.Value == nil {
+			_ = b.Delete(key, nil) // errors only for a closed or indexed-batch misuse
+		} else {
+			_ = b.Set(key, r.Value, nil)
+		}
+	}
+	if ml != nil && s.log.needMarker {
+		// The first write of a shard whose data dir has no checkpoint yet: everything in the
+		// mirror so far is under its own keys; records from here on are in the mirror.
+		_ = b.Set(s.p.ckptKey(s.id), binary.BigEndian.AppendUint64(nil, uint64(ml.End(s.id))), nil)
+	}
+	done = func(bool) {}
+	if m := s.p.mirror; m != nil {
+		done = m.Stage(s.id, recs, b)
+	}
+	return b, kind, done, nil
 }

@@ -1,7 +1,8 @@
 // Package store is the coordinator's durable store: the latest value per record key, per shard
 // (Kafka's __consumer_offsets partitions). Pebble is the embedded default; the interfaces are
 // shaped so a shared engine (etcd, PostgreSQL-compatible) can replace it: shard leases with a
-// fencing epoch, one Append in flight per shard, loads in key order.
+// fencing epoch, one Append in flight per shard unless the shard keeps batches in order
+// (OrderedAppender), loads in key order.
 package store
 
 import (
@@ -59,4 +60,22 @@ type Shard interface {
 // (the engine reuses them): fn copies whatever it keeps.
 type BorrowingLoader interface {
 	LoadBorrowed(ctx context.Context, fn func(Record) error) error
+}
+
+// OrderedAppender is the capability of a shard to have several Appends in flight: a batch begun
+// later is never durable before a batch begun earlier. Pebble has it: one write-ahead log per
+// DB, batches take their place in it (their sequence numbers) in the order they are begun, and
+// a WAL sync makes durable everything written before it, so a later batch's sync covers the
+// earlier ones. A store without the guarantee (PostgreSQL in cluster mode: separate
+// transactions commit in any order) does not implement it and has one Append in flight per
+// shard. The engine begins the batches of a shard in order on one goroutine, waits for them in
+// the same order on another, and releases each batch's replies only after every batch before
+// it is durable.
+type OrderedAppender interface {
+	// BeginAppend is Append in two steps. It places recs after every batch begun before it on
+	// this shard and returns; wait blocks until they are durable (or failed) and returns what
+	// Append would have. Every BeginAppend's wait must be called, in the order of the
+	// BeginAppends. After a failed wait the engine treats every later batch as failed too, and
+	// reloads the shard.
+	BeginAppend(ctx context.Context, recs []Record) (wait func() error)
 }

@@ -273,7 +273,7 @@ func offsetRecords(n int) []store.Record {
 	now := time.Unix(1_700_000_000, 0)
 	for i := 0; i < n; i++ {
 		st.WriteOffset("load-group-"+strconv.Itoa(i/1000), "bench-load-topic", int32(i%1000),
-			&coordinator.OffsetValue{Offset: int64(i) * 7, LeaderEpoch: -1, CommitTime: now})
+			&coordinator.OffsetValue{Offset: int64(i) * 7, LeaderEpoch: -1, CommitMs: now.UnixMilli()})
 	}
 	e := st.TakeEffects()
 	out := make([]store.Record, len(e.Records))

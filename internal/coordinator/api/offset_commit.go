@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/muster-io/muster/internal/coordinator"
+	"github.com/muster-io/muster/internal/metadata"
 )
 
 // OffsetCommit serves OffsetCommit v2–v10 (v0–v1 answer UNSUPPORTED_VERSION, KIP-896).
@@ -24,6 +25,14 @@ func (s *Service) OffsetCommit(ctx context.Context, meta coordinator.Meta, req *
 		return coordinator.OffsetCommitResponse(req, err)
 	}
 	im := s.image()
+	if req.Version < 10 && allPartitionsKnown(im, req.Topics) {
+		// Every partition reaches the coordinator: its response is the answer.
+		resp, err := do(ctx, s, req.Group, meta, coordinator.OffsetCommit(req))
+		if err != nil {
+			return coordinator.OffsetCommitResponse(req, err)
+		}
+		return resp
+	}
 	named := *req
 	named.Topics = append([]kmsg.OffsetCommitRequestTopic(nil), req.Topics...)
 	unknownID := make([]bool, len(named.Topics))
@@ -84,4 +93,24 @@ func (s *Service) OffsetCommit(ctx context.Context, meta coordinator.Meta, req *
 		}
 	}
 	return out
+}
+
+// allPartitionsKnown reports whether every partition of topics exists in im (no image: every
+// topic is known), the common case, in which nothing is answered before the coordinator.
+func allPartitionsKnown(im *metadata.Image, topics []kmsg.OffsetCommitRequestTopic) bool {
+	if im == nil {
+		return true
+	}
+	for _, t := range topics {
+		_, n, ok := im.TopicID(t.Topic)
+		if !ok {
+			return false
+		}
+		for _, p := range t.Partitions {
+			if p.Partition < 0 || p.Partition >= n {
+				return false
+			}
+		}
+	}
+	return true
 }

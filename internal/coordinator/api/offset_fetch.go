@@ -12,8 +12,12 @@ import (
 )
 
 // OffsetFetch serves OffsetFetch v1–v10 (v0 answers UNSUPPORTED_VERSION): v8+ carries many
-// groups (each read on its shard, in parallel), older versions one group with top-level fields.
-// Groups answer in request order. v10 names topics by id (KAFKA-14691, byTopicID).
+// groups, older versions one group with top-level fields. Groups answer in request order. v10
+// names topics by id (KAFKA-14691, byTopicID). A group is read from its shard's published
+// offsets (the last durable batch's version, OffsetViews) when its shard is active; a fetch
+// bound to a member (v9 member id or epoch, validated by the group) or asking for stable
+// offsets (RequireStable: pending transactional offsets are the shard's) runs on the shard,
+// several groups in parallel.
 func (s *Service) OffsetFetch(ctx context.Context, meta coordinator.Meta, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if req.Version < 1 {
@@ -25,7 +29,8 @@ func (s *Service) OffsetFetch(ctx context.Context, meta coordinator.Meta, req *k
 	if req.Version >= 8 {
 		im := s.image()
 		for _, g := range req.Groups {
-			fg := coordinator.FetchGroup{Group: g.Group, MemberID: g.MemberID, MemberEpoch: g.MemberEpoch, Topics: g.Topics}
+			fg := coordinator.FetchGroup{Group: g.Group, MemberID: g.MemberID, MemberEpoch: g.MemberEpoch, Topics: g.Topics,
+				RequireStable: req.RequireStable}
 			if req.Version >= 10 {
 				var byID *fetchByID
 				fg.Topics, byID = resolveFetchTopics(im, g.Topics)
@@ -34,7 +39,7 @@ func (s *Service) OffsetFetch(ctx context.Context, meta coordinator.Meta, req *k
 			groups = append(groups, fg)
 		}
 	} else {
-		fg := coordinator.FetchGroup{Group: req.Group, MemberEpoch: -1}
+		fg := coordinator.FetchGroup{Group: req.Group, MemberEpoch: -1, RequireStable: req.Version >= 7 && req.RequireStable}
 		if req.Topics != nil {
 			fg.Topics = []kmsg.OffsetFetchRequestGroupTopic{}
 			for _, t := range req.Topics {
@@ -44,6 +49,14 @@ func (s *Service) OffsetFetch(ctx context.Context, meta coordinator.Meta, req *k
 		groups = append(groups, fg)
 	}
 	results := make([]kmsg.OffsetFetchResponseGroup, len(groups))
+	onShard := make([]int, 0, len(groups))
+	for i := range groups {
+		if v := s.publishedOffsets(&groups[i]); v != nil {
+			results[i] = *coordinator.FetchOffsetsFrom(*v, groups[i])
+			continue
+		}
+		onShard = append(onShard, i)
+	}
 	fetch := func(i int) {
 		fg := groups[i]
 		out, err := do(ctx, s, fg.Group, meta, coordinator.FetchOffsets(fg))
@@ -56,11 +69,11 @@ func (s *Service) OffsetFetch(ctx context.Context, meta coordinator.Meta, req *k
 		}
 		results[i] = *out
 	}
-	if len(groups) == 1 {
-		fetch(0)
-	} else {
+	if len(onShard) == 1 {
+		fetch(onShard[0])
+	} else if len(onShard) > 1 {
 		var wg sync.WaitGroup
-		for i := range groups {
+		for _, i := range onShard {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -176,4 +189,17 @@ func (b *fetchByID) answer(im *metadata.Image, g *kmsg.OffsetFetchResponseGroup)
 			p.ErrorCode, p.Offset, p.LeaderEpoch, p.Metadata = kerr.UnknownTopicID.Code, -1, -1, &md
 		}
 	}
+}
+
+// publishedOffsets returns the published offsets fg can be answered from: its shard's, when
+// the shard is active and fg needs nothing of the shard's live state.
+func (s *Service) publishedOffsets(fg *coordinator.FetchGroup) *coordinator.OffsetsView {
+	if s.Offsets == nil || fg.RequireStable || fg.MemberBound() {
+		return nil
+	}
+	shard := coordinator.ShardFor(fg.Group, s.RT.Shards())
+	if !s.RT.Active(shard) {
+		return nil
+	}
+	return s.Offsets.view(shard)
 }

@@ -76,6 +76,9 @@ type Service struct {
 	// Writes tells whether the store takes writes now (the runtime's Options.Writes; nil:
 	// always). See writes.go.
 	Writes engine.WriteGate
+	// Offsets are the shards' published committed offsets (the runtime's Options.Snapshot);
+	// nil: OffsetFetch reads on the shards.
+	Offsets *OffsetViews
 
 	frozenMu sync.Mutex
 	frozen   map[string]struct{} // groups whose writes a shard refused (writes.go)

@@ -208,7 +208,7 @@ func DurableView(st *coordinator.State) map[string]any {
 		for _, t := range st.Offsets.Topics(g) {
 			for _, p := range st.Offsets.Partitions(g, t) {
 				v, _ := st.Offsets.Get(g, t, p)
-				out["offset/"+g+"/"+t+"/"+strconv.Itoa(int(p))] = *v
+				out["offset/"+g+"/"+t+"/"+strconv.Itoa(int(p))] = v
 			}
 		}
 	}

@@ -99,13 +99,11 @@ func (s *shard[S]) stopping() bool {
 	}
 }
 
-// abandonLease unloads a shard whose lease is lost: the Append in flight finishes (its replies
-// go out if it succeeded: it is durable and the next owner loads it), everything else fails
-// with err.
+// abandonLease unloads a shard whose lease is lost: the Appends in flight finish (the replies
+// of each that succeeded go out: it is durable and the next owner loads it; after one fails,
+// the later ones fail too), everything else fails with err.
 func (s *shard[S]) abandonLease(err error) {
-	if s.inflight != nil {
-		s.committed(<-s.commitDone)
-	}
+	s.waitInflight()
 	if s.loadedOK {
 		s.release(s.take(), err)
 	}

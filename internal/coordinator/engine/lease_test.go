@@ -144,3 +144,79 @@ func TestManagedFencedAppendUnloads(t *testing.T) {
 		t.Fatalf("store: %v", recs)
 	}
 }
+
+// orderedLosable is an orderedStore lease (batches complete when the test says) whose Lost the
+// test closes.
+type orderedLosable struct {
+	*orderedShard
+	lost chan struct{}
+	once sync.Once
+}
+
+func (l *orderedLosable) Lost() <-chan struct{} { return l.lost }
+func (l *orderedLosable) lose()                 { l.once.Do(func() { close(l.lost) }) }
+
+func servePipelined(t *testing.T) (*orderedStore, *engine.Runtime[*toy], *orderedLosable) {
+	t.Helper()
+	o := &orderedStore{Memory: store.NewMemory(1), begun: make(chan orderedBatch, 16)}
+	rt := startManaged(t, o, 1)
+	sh, err := o.Acquire(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &orderedLosable{orderedShard: sh.(*orderedShard), lost: make(chan struct{})}
+	rt.Serve(l)
+	waitActive(t, rt, 0)
+	return o, rt, l
+}
+
+// A lease lost with several batches in flight (an ordered store, managed mode): the shard
+// waits for every one of them before it unloads; batches that turn out durable answer their
+// calls, in order even when the store completes the later one first.
+func TestManagedLostLeaseWaitsForPipelinedBatches(t *testing.T) {
+	o, rt, l := servePipelined(t)
+	ctx := ctx10s(t)
+	first := doAsync(ctx, rt, put("a", "1"))
+	b0 := o.next(t)
+	second := doAsync(ctx, rt, put("b", "2"))
+	b1 := o.next(t) // two batches in flight
+	l.lose()
+	b1.outcome <- nil
+	notYet(t, second, "the later batch, before the earlier one is durable")
+	if !rt.Owned(0) {
+		t.Fatal("unloaded with batches in flight")
+	}
+	b0.outcome <- nil
+	for _, ch := range []chan result{first, second} {
+		if r := answer(t, ch); r.err != nil {
+			t.Fatalf("a durable batch's call after the lease was lost: %v", r.err)
+		}
+	}
+	waitUnowned(t, rt, 0)
+	if _, err := engine.Do(ctx, rt, 0, coordinator.Meta{}, put("c", "3")); !errors.Is(err, kerr.NotCoordinator) {
+		t.Fatalf("write after the lease was lost: %v", err)
+	}
+	if got := len(o.Records(0)); got != 2 {
+		t.Fatalf("store holds %d records, want 2", got)
+	}
+}
+
+// The same with the earlier batch failing: both batches' calls fail NOT_COORDINATOR (the later
+// one is not acknowledged although the store reported it done) and the shard unloads.
+func TestManagedLostLeasePipelinedFailure(t *testing.T) {
+	o, rt, l := servePipelined(t)
+	ctx := ctx10s(t)
+	first := doAsync(ctx, rt, put("a", "1"))
+	b0 := o.next(t)
+	second := doAsync(ctx, rt, put("b", "2"))
+	b1 := o.next(t)
+	l.lose()
+	b1.outcome <- nil
+	b0.outcome <- errors.New("injected")
+	for _, ch := range []chan result{first, second} {
+		if r := answer(t, ch); !errors.Is(r.err, kerr.NotCoordinator) {
+			t.Fatalf("call of a failed or later batch: %q %v, want NOT_COORDINATOR", r.v, r.err)
+		}
+	}
+	waitUnowned(t, rt, 0)
+}

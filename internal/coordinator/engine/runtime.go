@@ -1,10 +1,13 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,6 +70,16 @@ type Options[S Shard] struct {
 	// Writes, when set, tells the runtime whether the store takes writes now (see WriteGate);
 	// nil: every batch is appended.
 	Writes WriteGate
+	// MaxInflight bounds the batches in flight per shard on a store that keeps them in order
+	// (store.OrderedAppender; default 16). Other stores have one in flight.
+	MaxInflight int
+	// Snapshot, when set, is called on the shard goroutine when a batch of records is cut and
+	// when a load ends; it captures what readers may see of the shard's state at that moment
+	// (an immutable version the shard builds) and returns the function that publishes it. The
+	// runtime calls that function once the batch is durable, before its replies are released,
+	// in batch order, so a reader of the published state sees every acknowledged write and no
+	// write that is not durable. The published state is only valid while the shard is Active.
+	Snapshot func(shard int32, s S) (publish func())
 }
 
 // WriteGate tells the runtime whether the store takes writes now: a disk short of space takes
@@ -92,9 +105,13 @@ func Refused(reason error) error {
 }
 
 // Runtime runs the coordinator shards: one goroutine per shard owns its state, batches the
-// records of concurrent operations into one durable Append (group commit, one batch in flight per
-// shard) and releases responses only after their batch is durable. A failed Append fails the
-// batch's calls with NOT_COORDINATOR (retriable) and reloads the shard from the store.
+// records of concurrent operations into one durable Append (group commit) and releases
+// responses only after their batch is durable. On a store that keeps a shard's batches in
+// order (store.OrderedAppender: a later batch is never durable before an earlier one) several
+// batches are in flight per shard (pipelining, up to Options.MaxInflight) and their replies are
+// released in the order the batches were cut; on any other store one is. A failed Append fails
+// its calls and those of every batch after it with NOT_COORDINATOR (retriable) and reloads the
+// shard from the store.
 //
 // While the store refuses writes (Options.Writes: a full or failed disk), each operation's
 // effects are screened as it ends instead of at the Append: one that wrote only tombstones
@@ -147,10 +164,16 @@ type shard[S Shard] struct {
 	extra       []coordinator.Pending // replies the engine itself gave (an operation panicked)
 	held        coordinator.Effects   // screened effects waiting for the next Append (store refusing)
 	refused     error                 // set by screen: an operation was refused, the shard must reload
-	inflight    *batch
+	inflight    []*batch              // begun and not yet reported on commitDone, in order
+	depth       int                   // batches allowed in flight: 1, or MaxInflight on an OrderedAppender
+	gen         uint64                // load generation (appendReq.gen)
 	outstanding map[failer]struct{}
-	commitDone  chan error
-	appends     chan appendReq // to the shard's committer goroutine; at most one in flight
+	noSnapshot  bool // batches cut now publish nothing (reloadAfterRefusal)
+	dedupeIdx   map[uint64]int32
+	dedupeSeed  maphash.Seed
+	commitDone  chan error     // the committer's results, one per batch, in order
+	appends     chan appendReq // to the shard's committer goroutine (stores without OrderedAppender)
+	syncs       chan begun     // to the shard's syncer goroutine, in batch order
 	stopTimer   func() bool
 	timerAt     time.Time
 
@@ -160,17 +183,32 @@ type shard[S Shard] struct {
 	counted   bool // loop-owned: counted in rt.loaded
 }
 
-// batch is one Append's records and the replies released when it is durable.
+// batch is one Append's records and the replies released when it is durable; publish (may be
+// nil) publishes the shard's state as of the batch (Options.Snapshot).
 type batch struct {
 	records []store.Record
 	replies []coordinator.Pending
+	publish func()
 }
 
-// appendReq is one batch handed to the shard's committer goroutine.
+// appendReq is one batch handed to the shard's committer goroutine; gen is the load it was cut
+// in (after a failed batch, the later batches of the same load fail too).
 type appendReq struct {
 	lease store.Shard
 	b     *batch
+	gen   uint64
 }
+
+// begun is a batch the committer began, waiting for its outcome on the syncer.
+type begun struct {
+	req   appendReq
+	start time.Time
+	wait  func() error // nil: err is the outcome (an Append, or a batch of replies only)
+	err   error
+}
+
+// errEarlierBatchFailed fails the batches in flight behind a failed one.
+var errEarlierBatchFailed = errors.New("an earlier batch of the shard failed")
 
 const (
 	shardLoading int32 = iota
@@ -190,10 +228,15 @@ func New[S Shard](opts Options[S]) *Runtime[S] {
 	if opts.Clock == nil {
 		opts.Clock = WallClock{}
 	}
+	if opts.MaxInflight <= 0 {
+		opts.MaxInflight = 16
+	}
 	rt := &Runtime[S]{opts: opts, log: opts.Log, limited: lograte.New(opts.Log, 30*time.Second), stop: make(chan struct{})}
 	for i := int32(0); i < opts.Shards; i++ {
 		sh := &shard[S]{rt: rt, id: i, ops: make(chan *job[S], opts.QueueDepth),
-			wake: make(chan struct{}, 1), done: make(chan struct{}), commitDone: make(chan error, 1), appends: make(chan appendReq, 1),
+			wake: make(chan struct{}, 1), done: make(chan struct{}), depth: 1,
+			commitDone: make(chan error, opts.MaxInflight), appends: make(chan appendReq, opts.MaxInflight),
+			syncs:   make(chan begun, opts.MaxInflight),
 			serveCh: make(chan store.Shard, 1), unserveCh: make(chan chan struct{})}
 		if opts.Managed {
 			sh.status.Store(shardUnowned)
@@ -356,8 +399,10 @@ func (s *shard[S]) loop() {
 	defer s.rt.wg.Done()
 	defer close(s.done)
 	go s.committer()
-	// The loop returns only with no Append in flight (shutdown and a failed load wait for it),
-	// so closing appends stops the committer without losing a result.
+	go s.syncer()
+	// The loop returns only with no batch in flight (shutdown and a failed load wait for it),
+	// so closing appends stops the committer, which closes syncs and stops the syncer, without
+	// losing a result.
 	defer close(s.appends)
 	defer func() {
 		if s.stopTimer != nil {
@@ -487,14 +532,19 @@ func (s *shard[S]) screen() bool {
 func (s *shard[S]) reloadAfterRefusal() bool {
 	err := s.refused
 	s.refused = nil
+	// Loading from here on: the state holds refused records, so the batches cut below publish
+	// no snapshot, and readers of the published state wait for the reload.
+	s.status.Store(shardLoading)
+	s.noSnapshot = true
+	defer func() { s.noSnapshot = false }()
 	s.rt.limited.LogKey(fmt.Sprintf("refused %d", s.id), slog.LevelWarn,
 		"coordinator: refused an operation that writes while the store refuses writes; reloading the shard",
 		"shard", s.id, "reason", err)
-	if s.inflight != nil && !s.committed(<-s.commitDone) {
+	if !s.waitInflight() {
 		return s.load()
 	}
 	s.maybeCommit()
-	if s.inflight != nil && !s.committed(<-s.commitDone) {
+	if !s.waitInflight() {
 		return s.load()
 	}
 	s.abandon(err)
@@ -555,6 +605,10 @@ func (s *shard[S]) tryLoad() error {
 		}
 		s.lease = l
 	}
+	s.depth = 1
+	if _, ok := s.lease.(store.OrderedAppender); ok {
+		s.depth = s.rt.opts.MaxInflight
+	}
 	st := s.rt.opts.New(s.id)
 	n := 0
 	load, replay := s.lease.Load, st.Replay
@@ -575,12 +629,18 @@ func (s *shard[S]) tryLoad() error {
 		return err
 	}
 	s.st, s.loadedOK = st, true
+	s.gen++
 	s.inflight, s.extra, s.held, s.refused = nil, nil, coordinator.Effects{}, nil
 	s.outstanding = map[failer]struct{}{}
 	if r := s.rt.opts.Refresh; r != nil {
 		r(st)
 	}
 	st.OnLoaded(s.rt.opts.Clock.Now())
+	if sn := s.rt.opts.Snapshot; sn != nil {
+		if publish := sn(s.id, st); publish != nil {
+			publish()
+		}
+	}
 	return nil
 }
 
@@ -643,7 +703,7 @@ func (s *shard[S]) take() *batch {
 		e.Replies = append(h.Replies, e.Replies...)
 		s.held = coordinator.Effects{}
 	}
-	b := &batch{records: dedupe(e.Records), replies: e.Replies}
+	b := &batch{records: s.dedupe(e.Records), replies: e.Replies}
 	if len(s.extra) > 0 {
 		b.replies = append(b.replies, s.extra...)
 		s.extra = nil
@@ -651,48 +711,90 @@ func (s *shard[S]) take() *batch {
 	return b
 }
 
-// maybeCommit starts an Append of the current effects when none is in flight, or releases the
-// replies of operations that wrote nothing (their reads saw only durable state).
+// maybeCommit starts an Append of the current effects when fewer than depth batches are in
+// flight. The replies of operations that wrote nothing are released at once when no batch is in
+// flight, else after the batches in flight (their reads may have seen what those write).
 func (s *shard[S]) maybeCommit() {
-	if s.inflight != nil {
+	if len(s.inflight) >= s.depth {
 		return
 	}
 	b := s.take()
-	if len(b.records) == 0 {
+	if len(b.records) == 0 && (len(s.inflight) == 0 || len(b.replies) == 0) {
 		s.release(b, nil)
 		return
 	}
-	s.inflight = b
-	s.appends <- appendReq{lease: s.lease, b: b}
+	if sn := s.rt.opts.Snapshot; sn != nil && len(b.records) > 0 && !s.noSnapshot {
+		b.publish = sn(s.id, s.st)
+	}
+	s.inflight = append(s.inflight, b)
+	req := appendReq{lease: s.lease, b: b, gen: s.gen}
+	oa, ordered := s.lease.(store.OrderedAppender)
+	if !ordered {
+		s.appends <- req // the whole Append, off the loop
+		return
+	}
+	// Begun here, on the loop, in batch order (it only places the batch in the store's write
+	// order: for Pebble an apply to the memtable and the WAL's buffer); the syncer waits.
+	bg := begun{req: req, start: time.Now()}
+	if len(b.records) > 0 { // else replies only: released after the batches before them
+		bg.wait = oa.BeginAppend(context.Background(), b.records)
+	}
+	s.syncs <- bg
 }
 
-// committer is the shard's long-lived Append goroutine: it appends each batch the loop hands it
-// (one at a time, so one batch is in flight per shard) and reports the result on commitDone. A
-// long-lived goroutine keeps its grown stack and saves a goroutine start per batch.
+// committer is the shard's long-lived Append goroutine for a store without OrderedAppender: it
+// runs the Append of each batch the loop hands it (one in flight) and passes the outcome to the
+// syncer. A long-lived goroutine keeps its grown stack and saves a goroutine start per batch.
 func (s *shard[S]) committer() {
+	defer close(s.syncs)
 	for req := range s.appends {
-		start := time.Now()
-		err := req.lease.Append(context.Background(), req.b.records)
+		bg := begun{req: req, start: time.Now()}
+		if len(req.b.records) > 0 {
+			bg.err = req.lease.Append(context.Background(), req.b.records)
+		}
+		s.syncs <- bg
+	}
+}
+
+// syncer waits for the shard's batches in the order they were begun, releases the replies of
+// each durable one (one goroutine hand-off sooner than through the loop) and reports every
+// outcome on commitDone, in order. Once a batch failed, the later batches of the same load fail
+// too, whatever their own outcome: the loop fails their calls and reloads the shard.
+func (s *shard[S]) syncer() {
+	var failedGen uint64 // 0: none (generations start at 1)
+	for bg := range s.syncs {
+		err := bg.err
+		if bg.wait != nil {
+			err = bg.wait()
+		}
+		if err == nil && bg.req.gen == failedGen {
+			err = errEarlierBatchFailed
+		}
 		if err == nil {
-			// Released here, one goroutine hand-off sooner than through the loop; a failed
-			// Append leaves them to the loop, which fails them.
-			for _, p := range req.b.replies {
+			if bg.req.b.publish != nil {
+				bg.req.b.publish()
+			}
+			for _, p := range bg.req.b.replies {
 				p.Release()
 			}
+		} else {
+			failedGen = bg.req.gen
 		}
-		if h := s.rt.opts.Hooks.OnCommit; h != nil {
-			h(s.id, len(req.b.records), time.Since(start), err)
+		if h := s.rt.opts.Hooks.OnCommit; h != nil && len(bg.req.b.records) > 0 {
+			h(s.id, len(bg.req.b.records), time.Since(bg.start), err)
 		}
 		s.commitDone <- err
 	}
 }
 
-// committed handles an Append result; false means the shard must reload.
+// committed handles the outcome of the oldest batch in flight; false means the shard must
+// reload: the batch failed, and so does every batch in flight after it.
 func (s *shard[S]) committed(err error) bool {
-	b := s.inflight
-	s.inflight = nil
+	b := s.inflight[0]
+	s.inflight[0] = nil
+	s.inflight = s.inflight[1:]
 	if err == nil {
-		for _, p := range b.replies { // released by the committer already
+		for _, p := range b.replies { // released by the syncer already
 			if f, ok := p.(failer); ok {
 				delete(s.outstanding, f)
 			}
@@ -702,11 +804,28 @@ func (s *shard[S]) committed(err error) bool {
 	s.rt.limited.LogKey(fmt.Sprintf("commit %d", s.id), slog.LevelError, "coordinator: batch commit failed; failing its requests and reloading the shard",
 		"shard", s.id, "records", len(b.records), "err", err)
 	s.release(b, kerr.NotCoordinator)
+	for len(s.inflight) > 0 {
+		<-s.commitDone
+		b := s.inflight[0]
+		s.inflight = s.inflight[1:]
+		s.release(b, kerr.NotCoordinator)
+	}
+	s.inflight = nil
 	s.abandon(kerr.NotCoordinator)
 	if errors.Is(err, store.ErrFenced) {
 		s.lease = nil
 	}
 	return false
+}
+
+// waitInflight waits for every batch in flight; false: one failed and the shard must reload.
+func (s *shard[S]) waitInflight() bool {
+	for len(s.inflight) > 0 {
+		if !s.committed(<-s.commitDone) {
+			return false
+		}
+	}
+	return true
 }
 
 // abandon fails every call not yet answered (the batch being built and the calls waiting on
@@ -740,16 +859,12 @@ func (s *shard[S]) release(b *batch, err error) {
 	}
 }
 
-// shutdown waits for the in-flight batch, commits what is pending, and fails deferred calls.
+// shutdown waits for the batches in flight, commits what is pending, and fails deferred calls.
 func (s *shard[S]) shutdown() {
-	if s.inflight != nil {
-		s.committed(<-s.commitDone)
-	}
-	if s.loadedOK {
+	ok := s.waitInflight()
+	if ok && s.loadedOK {
 		s.maybeCommit()
-		if s.inflight != nil {
-			s.committed(<-s.commitDone)
-		}
+		s.waitInflight()
 	}
 	for f := range s.outstanding {
 		f.Fail(kerr.NotCoordinator)
@@ -765,8 +880,10 @@ func (s *shard[S]) shutdown() {
 	}
 }
 
-// dedupe keeps the last record per key, preserving first-seen order of keys.
-func dedupe(recs []coordinator.Record) []store.Record {
+// dedupe keeps the last record per key, preserving first-seen order of keys. Keys are found
+// by a 64-bit hash in the shard's reused index (no allocation per key); a hash shared by two
+// different keys falls back to a scan.
+func (s *shard[S]) dedupe(recs []coordinator.Record) []store.Record {
 	out := make([]store.Record, 0, len(recs))
 	if len(recs) < 2 {
 		for _, r := range recs {
@@ -774,13 +891,34 @@ func dedupe(recs []coordinator.Record) []store.Record {
 		}
 		return out
 	}
-	idx := make(map[string]int, len(recs))
+	if s.dedupeSeed == (maphash.Seed{}) {
+		s.dedupeSeed = maphash.MakeSeed()
+	}
+	idx := s.dedupeIdx
+	if idx == nil || len(recs) > 4096 {
+		idx = make(map[uint64]int32, len(recs))
+		if len(recs) <= 4096 {
+			s.dedupeIdx = idx
+		}
+	} else {
+		clear(idx)
+	}
+	seed := s.dedupeSeed
 	for _, r := range recs {
-		if i, ok := idx[string(r.Key)]; ok {
-			out[i] = store.Record(r)
+		h := maphash.Bytes(seed, r.Key)
+		if i, ok := idx[h]; ok {
+			if bytes.Equal(out[i].Key, r.Key) {
+				out[i] = store.Record(r)
+				continue
+			}
+			if j := slices.IndexFunc(out, func(o store.Record) bool { return bytes.Equal(o.Key, r.Key) }); j >= 0 {
+				out[j] = store.Record(r)
+				continue
+			}
+			out = append(out, store.Record(r)) // a colliding hash: found by the scan above
 			continue
 		}
-		idx[string(r.Key)] = len(out)
+		idx[h] = int32(len(out))
 		out = append(out, store.Record(r))
 	}
 	return out

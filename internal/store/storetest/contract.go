@@ -22,6 +22,9 @@ type Impl struct {
 	// Fencing: a newer Acquire of a shard fences the Appends of the older lease (ErrFenced).
 	// The embedded Pebble store has one owner per data dir and needs none.
 	Fencing bool
+	// Ordered: the store's shards are store.OrderedAppenders (a later batch is never durable
+	// before an earlier one), so the engine pipelines their batches. PostgreSQL's are not.
+	Ordered bool
 }
 
 // Run runs the contract against impl; newImpl gives each subtest fresh data.
@@ -40,6 +43,7 @@ func Run(t *testing.T, newImpl func(t *testing.T) Impl) {
 		{"ConcurrentShards", testConcurrentShards},
 		{"BorrowedLoadEqualsLoad", testBorrowed},
 		{"EmptyAppend", testEmptyAppend},
+		{"OrderedAppender", testOrderedAppender},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newImpl(t)) })
@@ -271,4 +275,54 @@ func testEmptyAppend(t *testing.T, impl Impl) {
 	l := acquire(t, s, 0)
 	appendOK(t, l)
 	expect(t, load(t, l))
+}
+
+// testOrderedAppender: the shard has the OrderedAppender capability exactly when the store
+// claims it; with it, batches begun one after another before any wait (as the engine pipelines
+// them) load as the same Appends in sequence would, empty batches included, and a fenced lease's
+// wait fails with ErrFenced.
+func testOrderedAppender(t *testing.T, impl Impl) {
+	s := impl.Open(1)
+	defer s.Close()
+	l := acquire(t, s, 0)
+	oa, ok := l.(store.OrderedAppender)
+	if ok != impl.Ordered {
+		t.Fatalf("shard is an OrderedAppender: %v, the store claims %v", ok, impl.Ordered)
+	}
+	if !ok {
+		return
+	}
+	ctx := context.Background()
+	var waits []func() error
+	for i := 0; i < 20; i++ {
+		recs := []store.Record{rec("last", fmt.Sprint(i)), rec(fmt.Sprintf("k%02d", i), fmt.Sprint(i))}
+		if i%5 == 4 {
+			recs = append(recs, store.Record{Key: []byte(fmt.Sprintf("k%02d", i-1))}) // delete the previous batch's key
+		}
+		if i == 7 {
+			recs = nil
+		}
+		waits = append(waits, oa.BeginAppend(ctx, recs))
+	}
+	for i, w := range waits {
+		if err := w(); err != nil {
+			t.Fatalf("batch %d: %v", i, err)
+		}
+	}
+	var want []store.Record
+	for i := 0; i < 20; i++ {
+		if i == 7 || i%5 == 3 {
+			continue // empty, or deleted by the next batch
+		}
+		want = append(want, rec(fmt.Sprintf("k%02d", i), fmt.Sprint(i)))
+	}
+	want = append(want, rec("last", "19"))
+	expect(t, load(t, l), want...)
+	if !impl.Fencing {
+		return
+	}
+	acquire(t, s, 0)
+	if err := oa.BeginAppend(ctx, []store.Record{rec("stale", "x")})(); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("stale owner's pipelined append: %v, want ErrFenced", err)
+	}
 }

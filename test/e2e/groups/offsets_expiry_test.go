@@ -1,6 +1,7 @@
 package groups
 
 import (
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"reflect"
 	"testing"
 	"time"
@@ -16,7 +17,15 @@ import (
 // second request sees their effect.
 func otSettledFetch(t *testing.T, addr, group string) map[string]otOffset {
 	t.Helper()
-	otFetchAll(t, addr, group)
+	// A fetch of stable offsets runs on the group's shard: once it is answered, the timers the
+	// clock made due ran and what they wrote is durable (and published for the plain fetch
+	// that follows, which reads the shard's last durable version).
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.RequireStable = true
+	g := kmsg.NewOffsetFetchRequestGroup()
+	g.Group = group
+	req.Groups = append(req.Groups, g)
+	otSend[*kmsg.OffsetFetchResponse](t, addr, 8, req)
 	return otFetchAll(t, addr, group)
 }
 

@@ -9,8 +9,10 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/muster-io/muster/internal/coordinator/txn"
 	"github.com/muster-io/muster/internal/store"
@@ -121,6 +123,24 @@ func TestPreparedTransactionCompletesOnRestart(t *testing.T) {
 		t.Fatal(err)
 	} else if o, ok := offs.Lookup("src", 0); ok && o.At >= 0 {
 		t.Fatalf("the ongoing transaction's offset is visible: %+v", o)
+	}
+	// Asking for stable offsets of the partition the ongoing transaction holds: UNSTABLE_OFFSET_COMMIT.
+	{
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.RequireStable = true
+		g := kmsg.NewOffsetFetchRequestGroup()
+		g.Group = "g-ongoing"
+		rt := kmsg.NewOffsetFetchRequestGroupTopic()
+		rt.Topic, rt.Partitions = "src", []int32{0}
+		g.Topics = append(g.Topics, rt)
+		req.Groups = append(req.Groups, g)
+		resp, err := req.RequestWith(ctx, newClient(t, b2.Addr(), kgo.MaxVersions(kversion.V3_8_0())))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := resp.Groups[0].Topics[0].Partitions[0]; p.ErrorCode != kerr.UnstableOffsetCommit.Code || p.Offset != -1 {
+			t.Fatalf("stable fetch of a partition with pending transactional offsets: %v offset %d", kerr.ErrorForCode(p.ErrorCode), p.Offset)
+		}
 	}
 	// read_committed sees the prepared transaction's records, and stops at the ongoing one's.
 	var got []string
