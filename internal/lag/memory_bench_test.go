@@ -22,7 +22,6 @@ func BenchmarkTrackerMemory(b *testing.B) {
 		runtime.ReadMemStats(&before)
 		t := NewTracker(TrackerConfig{Intervals: commits}, fixedEnds{})
 		at := time.Unix(1_800_000_000, 0)
-		ends := map[TopicPartition]int64{}
 		for c := 0; c < commits; c++ {
 			for g := 0; g < groups; g++ {
 				gid := "group-" + strconv.Itoa(g)
@@ -31,9 +30,8 @@ func BenchmarkTrackerMemory(b *testing.B) {
 				}
 			}
 			for p := 0; p < parts; p++ {
-				ends[TopicPartition{"topic-" + strconv.Itoa(p%10), int32(p / 10)}] = int64(1000 + c)
+				t.addEnd(TopicPartition{"topic-" + strconv.Itoa(p%10), int32(p / 10)}, int64(1000+c))
 			}
-			t.sampleEnds(ends)
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)

@@ -1,7 +1,10 @@
 package lag
 
 import (
+	"cmp"
 	"hash/maphash"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -165,18 +168,39 @@ func (s *trackerShard) window(group string, tp TopicPartition) window {
 	return nil
 }
 
-// seedIfChanged adds o when the partition has no observation yet, or when its newest observation
-// has another offset (a commit the tracker did not see: a transactional commit, or one made
-// before a restart). It reports whether o was added.
-func (t *Tracker) seedIfChanged(group string, tp TopicPartition, o Observation) bool {
+// seedWindow appends the window of group's partition tp to out, oldest first, after adding o
+// when the partition has no observation yet or its newest observation has another offset (a
+// commit the tracker did not see: a transactional commit, or one made before a restart).
+func (t *Tracker) seedWindow(group string, tp TopicPartition, o Observation, out []Observation) []Observation {
 	s := t.shard(group)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if last, ok := s.window(group, tp).last(); ok && last.Offset == o.Offset {
-		return false
+	n := len(out)
+	out = s.window(group, tp).appendTo(out)
+	if len(out) > n && out[len(out)-1].Offset == o.Offset {
+		return out
 	}
-	s.mutable(group, tp).add(o, t.cfg.Intervals, 0)
-	return true
+	w := s.mutable(group, tp)
+	w.add(o, t.cfg.Intervals, 0)
+	return w.appendTo(out[:n])
+}
+
+// seededWindow is seedWindow without changing the tracker: the window as seedWindow would
+// leave it.
+func (t *Tracker) seededWindow(group string, tp TopicPartition, o Observation, out []Observation) []Observation {
+	s := t.shard(group)
+	s.mu.Lock()
+	w := s.window(group, tp)
+	n := len(out)
+	out = w.appendTo(out)
+	if len(out) > n && out[len(out)-1].Offset == o.Offset {
+		s.mu.Unlock()
+		return out
+	}
+	c := append(window(nil), w...)
+	s.mu.Unlock()
+	c.add(o, t.cfg.Intervals, 0)
+	return c.appendTo(out[:n])
 }
 
 // Window returns a copy of a partition's window, oldest first.
@@ -187,21 +211,31 @@ func (t *Tracker) Window(group string, tp TopicPartition) []Observation {
 	return s.window(group, tp).appendTo(nil)
 }
 
-// Retain drops the windows of group's partitions not in keep (offsets deleted or expired) and,
-// when keep is empty, the group.
-func (t *Tracker) Retain(group string, keep map[TopicPartition]bool) {
+// retainSorted drops the windows of group's partitions not in keep (offsets deleted or
+// expired), which is sorted by topic and partition, and, when keep is empty, the group.
+func (t *Tracker) retainSorted(group string, keep []Committed) {
 	s := t.shard(group)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	g := s.groups[group]
 	for topic, tw := range g {
+		lo, _ := slices.BinarySearchFunc(keep, topic, func(c Committed, topic string) int { return strings.Compare(c.Topic, topic) })
+		hi := lo
+		for hi < len(keep) && keep[hi].Topic == topic {
+			hi++
+		}
+		run := keep[lo:hi]
+		kept := func(p int32) bool {
+			_, ok := slices.BinarySearchFunc(run, p, func(c Committed, p int32) int { return cmp.Compare(c.Partition, p) })
+			return ok
+		}
 		for p := range tw.dense {
-			if tw.dense[p] != nil && !keep[TopicPartition{topic, int32(p)}] {
+			if tw.dense[p] != nil && !kept(int32(p)) {
 				tw.dense[p] = nil
 			}
 		}
 		for p := range tw.sparse {
-			if !keep[TopicPartition{topic, p}] {
+			if !kept(p) {
 				delete(tw.sparse, p)
 			}
 		}
@@ -236,21 +270,24 @@ func (t *Tracker) Forget(group string) {
 	s.mu.Unlock()
 }
 
-// sampleEnds records the current log end of each partition in tps and drops the samples of
-// partitions no longer tracked.
-func (t *Tracker) sampleEnds(tps map[TopicPartition]int64) {
+// addEnd records a sample of a partition's log end.
+func (t *Tracker) addEnd(tp TopicPartition, end int64) {
 	t.endsMu.Lock()
 	defer t.endsMu.Unlock()
-	for tp, end := range tps {
-		r := t.ends[tp]
-		if r == nil {
-			r = &ring{}
-			t.ends[tp] = r
-		}
-		r.add(end, t.cfg.Intervals)
+	r := t.ends[tp]
+	if r == nil {
+		r = &ring{}
+		t.ends[tp] = r
 	}
+	r.add(end, t.cfg.Intervals)
+}
+
+// retainEnds drops the log end samples of the partitions keep does not keep.
+func (t *Tracker) retainEnds(keep func(TopicPartition) bool) {
+	t.endsMu.Lock()
+	defer t.endsMu.Unlock()
 	for tp := range t.ends {
-		if _, ok := tps[tp]; !ok {
+		if !keep(tp) {
 			delete(t.ends, tp)
 		}
 	}
@@ -264,12 +301,4 @@ func (t *Tracker) recentEnds(tp TopicPartition, out []int64) []int64 {
 		return r.appendTo(out)
 	}
 	return out
-}
-
-// windowInto appends a partition's window to out, oldest first.
-func (t *Tracker) windowInto(group string, tp TopicPartition, out []Observation) []Observation {
-	s := t.shard(group)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.window(group, tp).appendTo(out)
 }
