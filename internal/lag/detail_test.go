@@ -99,7 +99,7 @@ func refSample(t *Tracker, src fakeCoord, log Log, nowMs int64) (map[string][]Pa
 			if w := t.Window(g, tp); len(w) == 0 || w[len(w)-1].Offset != c.Offset {
 				s := t.shard(g)
 				s.mu.Lock()
-				s.mutable(g, tp).add(Observation{Offset: c.Offset, Lag: pl.Lag, At: nowMs}, t.cfg.Intervals, 0)
+				s.topic(g, tp.Topic, nowMs).add(tp.Partition, Observation{Offset: c.Offset, Lag: pl.Lag, At: nowMs}, t.cfg.Intervals, 0)
 				s.mu.Unlock()
 			}
 			win := t.Window(g, tp)
@@ -129,12 +129,12 @@ func refSample(t *Tracker, src fakeCoord, log Log, nowMs int64) (map[string][]Pa
 		for topic, tw := range s.groups[g] {
 			for p := range tw.dense {
 				if _, ok := ts[topic][int32(p)]; !ok {
-					tw.dense[p] = nil
+					tw.drop(int32(p))
 				}
 			}
 			for p := range tw.sparse {
 				if _, ok := ts[topic][p]; !ok {
-					delete(tw.sparse, p)
+					tw.drop(p)
 				}
 			}
 		}

@@ -56,12 +56,13 @@ func TestWindowMatchesModel(t *testing.T) {
 				default:
 					o.At += rng.Int64N(60_000)
 				}
-				w.add(o, size, 1000)
+				base := int64(1_800_000_000_000 - 5000*(round%3))
+				w.add(o, size, 1000, base)
 				ref.add(o, size, 1000)
-				if got := w.appendTo(nil); !slices.Equal(got, ref) {
+				if got := w.appendTo(nil, base); !slices.Equal(got, ref) {
 					t.Fatalf("size %d, step %d: window %v, want %v", size, i, got, ref)
 				}
-				if l, ok := w.last(); !ok || l != ref[len(ref)-1] {
+				if l, ok := w.last(base); !ok || l != ref[len(ref)-1] {
 					t.Fatalf("size %d: last %v %v, want %v", size, l, ok, ref[len(ref)-1])
 				}
 			}
