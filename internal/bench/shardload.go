@@ -243,19 +243,35 @@ func seedStep(ctx context.Context, o *Options, t Target, step, unit string, read
 
 // settleStep waits o.LoadSettle after the offsets step seeded and reads the memory again: the
 // growth per offset since before the seeding, once background work (the lag monitor's samples)
-// has run.
+// has run. For muster the note gives the process CPU spent while waiting (an idle broker's
+// background work: against a baseline without lag monitoring, the samples' cost).
 func settleStep(ctx context.Context, o *Options, t Target, seeded Result, read func() (memReading, error)) Result {
 	res := seeded
 	res.Step = StepSettled
 	if seeded.Skipped {
 		return res
 	}
+	cpu := func() float64 { // muster's process CPU (-1 when not readable)
+		if t.HTTP == "" {
+			return -1
+		}
+		ms, err := scrape(ctx, t.HTTP)
+		if err != nil {
+			return -1
+		}
+		if v, ok := ms["process_cpu_seconds_total"]; ok {
+			return v
+		}
+		return -1
+	}
+	cpu0 := cpu()
 	select {
 	case <-ctx.Done():
 		res.Skipped, res.Note = true, ctx.Err().Error()
 		return res
 	case <-time.After(o.LoadSettle):
 	}
+	cpu1 := cpu()
 	after, err := read()
 	if err != nil {
 		res.Skipped, res.Note = true, "memory after settling: "+err.Error()
@@ -269,7 +285,11 @@ func settleStep(ctx context.Context, o *Options, t Target, seeded Result, read f
 		}
 		res.RSSPerUnit = (res.RSSAfter - res.RSSBefore) / float64(res.Units)
 	}
-	res.Note = fmt.Sprintf("read again %v after the seeding; %s", o.LoadSettle, seeded.Note)
+	res.Note = fmt.Sprintf("read again %v after the seeding", o.LoadSettle)
+	if cpu0 >= 0 && cpu1 >= 0 {
+		res.Note += fmt.Sprintf(", process CPU while waiting %.2f s", cpu1-cpu0)
+	}
+	res.Note += "; " + seeded.Note
 	return res
 }
 
