@@ -2,6 +2,7 @@ package lag
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"regexp"
 	"sort"
@@ -285,5 +286,62 @@ func TestGroupDetailAfterCommit(t *testing.T) {
 	md, _, _ := m.GroupDetail(ctx, "metrics-g", nil)
 	if md.Partitions[0].CommittedOffset != 10 || md.Group.TotalLag != 90 {
 		t.Errorf("metrics group detail: %+v %+v", md.Group, md.Partitions)
+	}
+}
+
+// Samples, commits and readers of a group's detail run at once (run with -race).
+func TestGroupDetailConcurrent(t *testing.T) {
+	ctx := context.Background()
+	base := time.Unix(1_800_000_000, 0)
+	log := &fakeLog{ends: map[TopicPartition]int64{}, base: base.UnixMilli()}
+	src := fakeCoord{}
+	for _, g := range []string{"g1", "metrics-g2"} {
+		src[g] = map[string]map[int32]int64{"t": {}}
+		for p := int32(0); p < 50; p++ {
+			src[g]["t"][p] = int64(p)
+			log.ends[TopicPartition{"t", p}] = 100
+		}
+	}
+	tr := NewTracker(TrackerConfig{Intervals: 3}, log)
+	m := NewMonitor(MonitorConfig{PartitionMetrics: regexp.MustCompile("^metrics-")}, tr, src, log, time.Now)
+	done := make(chan struct{})
+	errs := make(chan error, 3)
+	go func() {
+		defer func() { errs <- nil }()
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			tr.Observe("g1", "t", int32(i%50), int64(i%50), base.Add(time.Duration(i)*time.Millisecond))
+		}
+	}()
+	go func() {
+		defer func() { errs <- nil }()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			for _, g := range []string{"g1", "metrics-g2"} {
+				if d, ok, err := m.GroupDetail(ctx, g, nil); err != nil || (ok && d.Total != 50) {
+					errs <- fmt.Errorf("detail of %s: %v %+v", g, err, d)
+					return
+				}
+			}
+		}
+	}()
+	for i := 0; i < 50; i++ {
+		if _, err := m.Sample(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	for i := 0; i < 2; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
