@@ -151,7 +151,8 @@ type GroupDetail struct {
 // per-partition series are exported (MonitorConfig.PartitionMetrics) answers the partitions
 // the sample kept, so the API and the series agree; any other group's committed offsets are read
 // now (Source.Committed) and its status and totals folded from them, so the answer is
-// consistent in itself, and equal to the sample's when the group committed nothing since. page,
+// consistent in itself, and equal to the sample's when the group committed nothing since (then
+// only the page's partitions are evaluated: the sample's totals hold). page,
 // when set, selects the partitions [lo, hi) of total to return (nil: all). ok is false when the
 // latest sample has no such group (no committed offsets, or the group is newer).
 func (m *Monitor) GroupDetail(ctx context.Context, group string, page func(total int) (lo, hi int)) (d *GroupDetail, ok bool, err error) {
@@ -173,8 +174,18 @@ func (m *Monitor) GroupDetail(ctx context.Context, group string, page func(total
 			return nil, true, err
 		}
 		sortCommitted(cs)
-		d.Group = GroupLag{Group: gl.Group, Type: gl.Type, State: gl.State, Status: StatusOK, MaxLagPartition: -1}
 		e := &evaluator{m: m, snap: snap, nowMs: snap.At.UnixMilli()}
+		if m.unchangedSince(snap, group, gl, cs) {
+			// The sample's totals hold: evaluate the page only.
+			d.Total = len(cs)
+			lo, hi := pageBounds(page, len(cs))
+			d.Partitions = make([]PartitionLag, 0, hi-lo)
+			for _, c := range cs[lo:hi] {
+				d.Partitions = append(d.Partitions, e.partition(group, c))
+			}
+			return d, true, nil
+		}
+		d.Group = GroupLag{Group: gl.Group, Type: gl.Type, State: gl.State, Status: StatusOK, MaxLagPartition: -1}
 		parts = make([]PartitionLag, 0, len(cs))
 		full := 0
 		for _, c := range cs {
@@ -190,12 +201,35 @@ func (m *Monitor) GroupDetail(ctx context.Context, group string, page func(total
 		}
 	}
 	d.Total = len(parts)
-	lo, hi := 0, len(parts)
-	if page != nil {
-		lo, hi = page(len(parts))
-		lo, hi = min(max(lo, 0), len(parts)), min(max(hi, 0), len(parts))
-		hi = max(hi, lo)
-	}
+	lo, hi := pageBounds(page, len(parts))
 	d.Partitions = slices.Clone(parts[lo:hi])
 	return d, true, nil
+}
+
+// pageBounds is page's [lo, hi) of total, clamped (all without page).
+func pageBounds(page func(total int) (lo, hi int), total int) (int, int) {
+	if page == nil {
+		return 0, total
+	}
+	lo, hi := page(total)
+	lo, hi = min(max(lo, 0), total), min(max(hi, 0), total)
+	return lo, max(hi, lo)
+}
+
+// unchangedSince reports whether group's committed offsets cs are those snap evaluated into
+// gl: as many partitions, each with its window's newest commit at its committed offset and no
+// later than the sample (which seeded it so). A commit since the sample, a partition added or
+// deleted, or one the tracker did not see, makes it false.
+func (m *Monitor) unchangedSince(snap *Snapshot, group string, gl *GroupLag, cs []Committed) bool {
+	if len(cs) != gl.Partitions {
+		return false
+	}
+	at := snap.At.UnixMilli()
+	for _, c := range cs {
+		o, ok := m.tracker.lastObservation(group, TopicPartition{c.Topic, c.Partition})
+		if !ok || o.Offset != c.Offset || o.At > at {
+			return false
+		}
+	}
+	return true
 }

@@ -279,6 +279,17 @@ func (t *Tracker) seededWindow(group string, tp TopicPartition, o Observation, o
 	return c.appendTo(out[:n], base)
 }
 
+// lastObservation returns the newest observation of group's partition tp.
+func (t *Tracker) lastObservation(group string, tp TopicPartition) (Observation, bool) {
+	s := t.shard(group)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if tw := s.groups[group][tp.Topic]; tw != nil {
+		return tw.at(tp.Partition).last(tw.base)
+	}
+	return Observation{}, false
+}
+
 // Window returns a copy of a partition's window, oldest first.
 func (t *Tracker) Window(group string, tp TopicPartition) []Observation {
 	s := t.shard(group)
