@@ -202,6 +202,7 @@ rate of the data dir's filesystem.`,
 	f.IntVar(&o.LoadOffsets, "load-offsets", d.LoadOffsets, "shard-load: committed offsets to seed (1000 partitions per group; 0 = skip)")
 	f.IntVar(&o.LoadMembers, "load-members", d.LoadMembers, "shard-load: KIP-848 members to join (10 per group; 0 = skip)")
 	f.IntVar(&o.LoadGroups, "load-groups", d.LoadGroups, "shard-load: empty groups to create (a member joins and leaves; 0 = skip)")
+	f.DurationVar(&o.LoadSettle, "load-settle", d.LoadSettle, "shard-load: wait this long after seeding the offsets and read the memory again (offsets-settled; 0 = no second reading)")
 	f.IntSliceVar(&o.TxnConns, "txn-conns", d.TxnConns, "transactional clients of txn-1 and txn-10")
 	f.Int64Var(&o.IsolationBytes, "isolation-bytes", d.IsolationBytes, "fetch-isolation: bytes of transactions written, then read back")
 	f.IntVar(&o.RecoverTxns, "recover-txns", d.RecoverTxns, "txn-recover: open transactions left behind before SIGKILL")

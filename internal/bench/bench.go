@@ -56,6 +56,10 @@ type Options struct {
 	LoadOffsets int `json:"load_offsets"`
 	LoadMembers int `json:"load_members"`
 	LoadGroups  int `json:"load_groups"`
+	// LoadSettle, when positive, is how long shard-load waits after seeding the offsets before
+	// it reads the memory again (an offsets-settled result): what background work, such as the
+	// lag monitor's samples (muster.lag.sample.interval.ms), keeps once it has run.
+	LoadSettle time.Duration `json:"load_settle,omitempty"`
 	// TxnConns are the connection (transactional client) counts of txn-1 and txn-10.
 	TxnConns []int `json:"txn_connections"`
 	// IsolationBytes is the size of the transactional log fetch-isolation reads back.
@@ -186,7 +190,7 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("heartbeat group count %d < 1", n)
 		}
 	}
-	if o.LoadOffsets < 0 || o.LoadMembers < 0 || o.LoadGroups < 0 {
+	if o.LoadOffsets < 0 || o.LoadMembers < 0 || o.LoadGroups < 0 || o.LoadSettle < 0 {
 		return fmt.Errorf("negative shard-load size")
 	}
 	if o.StormConns < 0 || o.StormConns > 4096 || o.HBMembers < 0 || o.StormPartitions < 0 {

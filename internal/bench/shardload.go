@@ -19,10 +19,11 @@ import (
 
 // Shard-load steps (Result.Step of WShardLoad results).
 const (
-	StepOffsets     = "offsets"      // committed offsets seeded
-	StepMembers     = "members"      // KIP-848 members joined
-	StepEmptyGroups = "empty-groups" // consumer groups whose only member joined and left
-	StepRestart     = "restart"      // SIGTERM, start on the same data dir, wait for /readyz
+	StepOffsets     = "offsets"         // committed offsets seeded
+	StepSettled     = "offsets-settled" // the offsets step's growth read again after Options.LoadSettle
+	StepMembers     = "members"         // KIP-848 members joined
+	StepEmptyGroups = "empty-groups"    // consumer groups whose only member joined and left
+	StepRestart     = "restart"         // SIGTERM, start on the same data dir, wait for /readyz
 )
 
 // loadPartitions is the partitions per group of the seeded offsets (topic bench-load).
@@ -102,6 +103,9 @@ func shardLoad(ctx context.Context, o *Options, t Target, run string) []Result {
 				}
 				return commitResult(r.(*kmsg.OffsetCommitResponse), end-jb.start)
 			}))
+			if o.LoadSettle > 0 {
+				out = append(out, settleStep(ctx, o, t, out[len(out)-1], read))
+			}
 		}
 	}
 	if !isMuster {
@@ -234,6 +238,58 @@ func seedStep(ctx context.Context, o *Options, t Target, step, unit string, read
 	if t.HTTP != "" {
 		res.Note += groupGauges(ctx, t.HTTP)
 	}
+	return res
+}
+
+// settleStep waits o.LoadSettle after the offsets step seeded and reads the memory again: the
+// growth per offset since before the seeding, once background work (the lag monitor's samples)
+// has run. For muster the note gives the process CPU spent while waiting (an idle broker's
+// background work: against a baseline without lag monitoring, the samples' cost).
+func settleStep(ctx context.Context, o *Options, t Target, seeded Result, read func() (memReading, error)) Result {
+	res := seeded
+	res.Step = StepSettled
+	if seeded.Skipped {
+		return res
+	}
+	cpu := func() float64 { // muster's process CPU (-1 when not readable)
+		if t.HTTP == "" {
+			return -1
+		}
+		ms, err := scrape(ctx, t.HTTP)
+		if err != nil {
+			return -1
+		}
+		if v, ok := ms["process_cpu_seconds_total"]; ok {
+			return v
+		}
+		return -1
+	}
+	cpu0 := cpu()
+	select {
+	case <-ctx.Done():
+		res.Skipped, res.Note = true, ctx.Err().Error()
+		return res
+	case <-time.After(o.LoadSettle):
+	}
+	cpu1 := cpu()
+	after, err := read()
+	if err != nil {
+		res.Skipped, res.Note = true, "memory after settling: "+err.Error()
+		return res
+	}
+	res.HeapAfter, res.RSSAfter = after.heap, after.rss
+	res.HeapPerUnit = 0
+	if res.Units > 0 {
+		if res.HeapBefore > 0 {
+			res.HeapPerUnit = (res.HeapAfter - res.HeapBefore) / float64(res.Units)
+		}
+		res.RSSPerUnit = (res.RSSAfter - res.RSSBefore) / float64(res.Units)
+	}
+	res.Note = fmt.Sprintf("read again %v after the seeding", o.LoadSettle)
+	if cpu0 >= 0 && cpu1 >= 0 {
+		res.Note += fmt.Sprintf(", process CPU while waiting %.2f s", cpu1-cpu0)
+	}
+	res.Note += "; " + seeded.Note
 	return res
 }
 

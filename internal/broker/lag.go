@@ -39,14 +39,41 @@ func (s lagSource) ListGroups(ctx context.Context) ([]lag.GroupInfo, error) {
 }
 
 // lagFetchChunk bounds the groups of one OffsetFetch (each group is one shard operation).
-const lagFetchChunk = 256
+const lagFetchChunk = 64
 
-func (s lagSource) Committed(ctx context.Context, groups []string) (map[string][]lag.Committed, error) {
-	out := make(map[string][]lag.Committed, len(groups))
-	for start := 0; start < len(groups); start += lagFetchChunk {
+// Committed reads each group's committed offsets from its shard's published version
+// (api.Service.PublishedOffsets, in topic and partition order, into one reused slice: a sample
+// never holds a copy of every offset), and the groups of a shard that is loading or moving with
+// OffsetFetch, a chunk of groups at a time.
+func (s lagSource) Committed(ctx context.Context, groups []string, fn func(group string, cs []lag.Committed)) error {
+	var cs []lag.Committed
+	var rest []string
+	for i, g := range groups {
+		v, ok := s.svc.PublishedOffsets(g)
+		if !ok {
+			rest = append(rest, g)
+			continue
+		}
+		cs = cs[:0]
+		v.AscendGroup(g, func(topic string, partition int32, offset int64) bool {
+			if offset >= 0 {
+				cs = append(cs, lag.Committed{Topic: topic, Partition: partition, Offset: offset})
+			}
+			return true
+		})
+		if len(cs) > 0 {
+			fn(g, cs)
+		}
+		if i%lagFetchChunk == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+	}
+	for start := 0; start < len(rest); start += lagFetchChunk {
 		req := kmsg.NewPtrOffsetFetchRequest()
 		req.Version = 8
-		for _, g := range groups[start:min(start+lagFetchChunk, len(groups))] {
+		for _, g := range rest[start:min(start+lagFetchChunk, len(rest))] {
 			rg := kmsg.NewOffsetFetchRequestGroup()
 			rg.Group = g
 			req.Groups = append(req.Groups, rg)
@@ -56,7 +83,7 @@ func (s lagSource) Committed(ctx context.Context, groups []string) (map[string][
 			if g.ErrorCode != 0 {
 				continue // a shard loading or moving: the group is skipped this sample
 			}
-			var cs []lag.Committed
+			cs = cs[:0]
 			for _, t := range g.Topics {
 				for _, p := range t.Partitions {
 					if p.ErrorCode == 0 && p.Offset >= 0 {
@@ -65,14 +92,14 @@ func (s lagSource) Committed(ctx context.Context, groups []string) (map[string][
 				}
 			}
 			if len(cs) > 0 {
-				out[g.Group] = cs
+				fn(g.Group, cs)
 			}
 		}
 		if err := ctx.Err(); err != nil {
-			return out, err
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // newLagMonitor builds the lag monitor from the muster.lag.* keys (nil when disabled).
@@ -171,11 +198,11 @@ func (c lagCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descGroupTotalLag, prometheus.GaugeValue, float64(g.TotalLag), id)
 		ch <- prometheus.MustNewConstMetric(descGroupMaxLag, prometheus.GaugeValue, float64(g.MaxLag), id)
 		ch <- prometheus.MustNewConstMetric(descGroupMaxTimeLag, prometheus.GaugeValue, float64(max(g.MaxTimeLagMs, 0))/1000, id)
-		ch <- prometheus.MustNewConstMetric(descGroupPartitions, prometheus.GaugeValue, float64(len(g.Partitions)), id)
+		ch <- prometheus.MustNewConstMetric(descGroupPartitions, prometheus.GaugeValue, float64(g.Partitions), id)
 		if re == nil || !re.MatchString(id) {
 			continue
 		}
-		for _, p := range g.Partitions {
+		for _, p := range snap.MetricPartitions(id) {
 			part := strconv.Itoa(int(p.Partition))
 			ch <- prometheus.MustNewConstMetric(descPartCommitted, prometheus.GaugeValue, float64(p.CommittedOffset), id, p.Topic, part)
 			ch <- prometheus.MustNewConstMetric(descPartStatus, prometheus.GaugeValue, 1, id, p.Topic, part, p.Status.String())

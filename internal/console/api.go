@@ -212,26 +212,32 @@ func (c *Console) apiLag(_ http.ResponseWriter, r *http.Request) (any, error) {
 }
 
 // lagStatus is a group's evaluation from the latest lag sample, one page of partitions with
-// their commit windows.
+// their commit windows (the page's partitions evaluated now against the sample, Monitor.GroupDetail).
 func (c *Console) lagStatus(ctx context.Context, id string, page, size int) (*LagStatus, error) {
 	if c.d.Lag == nil {
 		return nil, fmt.Errorf("%w: lag monitoring is off (muster.lag.enable=false)", errNotFound)
 	}
-	snap := c.d.Lag.Snapshot()
-	gl, ok := snap.Groups[id]
+	var pg Page
+	d, ok, err := c.d.Lag.GroupDetail(ctx, id, func(total int) (int, int) {
+		pg = newPage(page, size, total)
+		return pg.bounds()
+	})
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		if _, err := c.groupType(ctx, id); err != nil {
 			return nil, err
 		}
 		return nil, fmt.Errorf("%w: group %s has no committed offsets in the latest lag sample (taken %s)", errNotFound, id,
-			snap.At.UTC().Format(time.RFC3339))
+			c.d.Lag.Snapshot().At.UTC().Format(time.RFC3339))
 	}
-	ls := &LagStatus{Group: id, EvaluatedAt: snap.At.UTC().Format(time.RFC3339Nano), Status: gl.Status, TotalLag: gl.TotalLag,
+	gl := &d.Group
+	ls := &LagStatus{Group: id, EvaluatedAt: d.At.UTC().Format(time.RFC3339Nano), Status: gl.Status, TotalLag: gl.TotalLag,
 		MaxLag: gl.MaxLag, MaxLagTopic: gl.MaxLagTopic, MaxLagPart: gl.MaxLagPartition, MaxTimeLagMs: gl.MaxTimeLagMs,
-		Complete: gl.Complete, Page: newPage(page, size, len(gl.Partitions))}
-	lo, hi := ls.Page.bounds()
-	ls.Partitions = make([]LagPartition, 0, hi-lo)
-	for _, p := range gl.Partitions[lo:hi] {
+		Complete: gl.Complete, Page: pg}
+	ls.Partitions = make([]LagPartition, 0, len(d.Partitions))
+	for _, p := range d.Partitions {
 		w := c.d.Lag.Window(id, p.Topic, p.Partition)
 		if w == nil {
 			w = []lag.Observation{}

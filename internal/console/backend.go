@@ -330,11 +330,19 @@ func (c *Console) offsets(ctx context.Context, id string, page, size int) (*Offs
 	o.Partitions = all[lo:hi]
 	nowMs := c.d.Now().UnixMilli()
 	var status map[lag.TopicPartition]string
-	if gl, ok := c.lagGroups()[id]; ok {
-		o.Status = gl.Status.String()
-		status = make(map[lag.TopicPartition]string, len(gl.Partitions))
-		for _, p := range gl.Partitions {
-			status[lag.TopicPartition{Topic: p.Topic, Partition: p.Partition}] = p.Status.String()
+	if c.d.Lag != nil {
+		// The page's partitions as the latest sample evaluates them (the same order and count
+		// as all, both read now from the group's committed offsets).
+		d, ok, err := c.d.Lag.GroupDetail(ctx, id, func(int) (int, int) { return lo, hi })
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			o.Status = d.Group.Status.String()
+			status = make(map[lag.TopicPartition]string, len(d.Partitions))
+			for _, p := range d.Partitions {
+				status[lag.TopicPartition{Topic: p.Topic, Partition: p.Partition}] = p.Status.String()
+			}
 		}
 	}
 	for i := range o.Partitions {

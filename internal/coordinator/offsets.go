@@ -374,6 +374,24 @@ func (v OffsetsView) topic(group, topic string) *topicOffsets {
 	return e.t
 }
 
+// AscendGroup calls fn with each committed offset of group, in topic and partition order,
+// until fn returns false; it allocates nothing (a reader of every group's offsets, such as the
+// lag monitor, holds one group at a time rather than a copy of the version).
+func (v OffsetsView) AscendGroup(group string, fn func(topic string, partition int32, offset int64) bool) {
+	g := v.group(group)
+	if g == nil {
+		return
+	}
+	g.topics.Ascend(func(te *topicEntry) bool {
+		more := true
+		te.t.parts.Ascend(func(ov *offsetEntry) bool {
+			more = fn(te.name, ov.Partition, ov.Offset)
+			return more
+		})
+		return more
+	})
+}
+
 // Get returns one committed offset (without its expire timestamp, which only the live state
 // keeps).
 func (v OffsetsView) Get(group, topic string, partition int32) (OffsetValue, bool) {

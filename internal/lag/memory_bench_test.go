@@ -12,17 +12,23 @@ type fixedEnds struct{}
 func (fixedEnds) Offsets(string, int32) (int64, int64, bool) { return 0, 1000, true }
 
 // BenchmarkTrackerMemory measures the heap a tracked partition costs: 100 groups × 1,000
-// partitions, each with a full window of 10 commits (Burrow's default intervals) and 10 log end
-// samples. It reports bytes per tracked partition.
+// partitions, each with a window of 1 commit (a partition committed once, held in its slot) or
+// a full window of 10 (Burrow's default intervals, spilled), and 10 log end samples. It reports
+// bytes per tracked partition.
 func BenchmarkTrackerMemory(b *testing.B) {
-	const groups, parts, commits = 100, 1000, 10
+	for _, commits := range []int{1, 10} {
+		b.Run("commits="+strconv.Itoa(commits), func(b *testing.B) { benchTrackerMemory(b, commits) })
+	}
+}
+
+func benchTrackerMemory(b *testing.B, commits int) {
+	const groups, parts = 100, 1000
 	for i := 0; i < b.N; i++ {
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		t := NewTracker(TrackerConfig{Intervals: commits}, fixedEnds{})
+		t := NewTracker(TrackerConfig{Intervals: 10}, fixedEnds{})
 		at := time.Unix(1_800_000_000, 0)
-		ends := map[TopicPartition]int64{}
 		for c := 0; c < commits; c++ {
 			for g := 0; g < groups; g++ {
 				gid := "group-" + strconv.Itoa(g)
@@ -30,10 +36,11 @@ func BenchmarkTrackerMemory(b *testing.B) {
 					t.Observe(gid, "topic-"+strconv.Itoa(p%10), int32(p/10), int64(c*10), at.Add(time.Duration(c)*time.Second))
 				}
 			}
+		}
+		for c := 0; c < 10; c++ {
 			for p := 0; p < parts; p++ {
-				ends[TopicPartition{"topic-" + strconv.Itoa(p%10), int32(p / 10)}] = int64(1000 + c)
+				t.addEnd(TopicPartition{"topic-" + strconv.Itoa(p%10), int32(p / 10)}, int64(1000+c))
 			}
-			t.sampleEnds(ends)
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)

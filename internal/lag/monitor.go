@@ -1,9 +1,12 @@
 package lag
 
 import (
+	"cmp"
 	"context"
 	"regexp"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,9 +30,10 @@ type Committed struct {
 // coordinator).
 type Source interface {
 	ListGroups(ctx context.Context) ([]GroupInfo, error)
-	// Committed returns the committed offsets of each of groups (a group without offsets may
-	// be missing).
-	Committed(ctx context.Context, groups []string) (map[string][]Committed, error)
+	// Committed calls fn with the committed offsets of each of groups that has any, sorted by
+	// topic and partition (the monitor sorts them when they are not). cs is valid only during
+	// the call: a source reuses it, so a sample never holds every group's offsets at once.
+	Committed(ctx context.Context, groups []string, fn func(group string, cs []Committed)) error
 }
 
 // Log is the data plane as the monitor reads it.
@@ -64,13 +68,24 @@ func (c *MonitorConfig) fill() {
 }
 
 // Snapshot is the result of one sample: every group with committed offsets, evaluated at At.
-// It is immutable once published.
+// It is immutable once published. It keeps each group's totals and the log ends the sample
+// read, not the groups' partitions: a group's partitions are evaluated when they are asked for
+// (Monitor.GroupDetail), against the sample's log ends and time, so the snapshot does not grow
+// with the committed offsets. Only the groups MonitorConfig.PartitionMetrics selects (the
+// per-partition series, bounded by that pattern) keep their partitions (MetricPartitions).
 type Snapshot struct {
 	At     time.Time
 	Groups map[string]*GroupLag
 	// Order is the group ids sorted.
 	Order []string
+
+	ends        map[string]*topicEnds
+	metricParts map[string][]PartitionLag
 }
+
+// MetricPartitions is the partitions of a group MonitorConfig.PartitionMetrics selects, as the
+// sample evaluated them (nil for other groups).
+func (s *Snapshot) MetricPartitions(group string) []PartitionLag { return s.metricParts[group] }
 
 // GroupLag is one group's lag.
 type GroupLag struct {
@@ -87,8 +102,22 @@ type GroupLag struct {
 	// MaxTimeLagMs is the largest time lag of a partition (ms).
 	MaxTimeLagMs int64 `json:"max_time_lag_ms"`
 	// Complete is the share of partitions whose window is full (Burrow's completeness).
-	Complete   float64        `json:"complete"`
-	Partitions []PartitionLag `json:"partitions"`
+	Complete float64 `json:"complete"`
+	// Partitions is the number of partitions with committed offsets.
+	Partitions int `json:"partitions"`
+}
+
+// add folds a partition into the group's status and maxima.
+func (gl *GroupLag) add(pl *PartitionLag) {
+	gl.Status = Fold(gl.Status, pl.Status)
+	if pl.Lag > 0 {
+		gl.TotalLag += pl.Lag
+	}
+	if pl.Lag > gl.MaxLag || (gl.MaxLagPartition < 0 && pl.Lag >= 0) {
+		gl.MaxLag, gl.MaxLagTopic, gl.MaxLagPartition = max(pl.Lag, 0), pl.Topic, pl.Partition
+	}
+	gl.MaxTimeLagMs = max(gl.MaxTimeLagMs, pl.TimeLagMs)
+	gl.Partitions++
 }
 
 // PartitionLag is one partition's lag.
@@ -130,13 +159,17 @@ type Monitor struct {
 	// Sampler-owned.
 	sampleMu sync.Mutex
 	tsCache  map[TopicPartition]tsEntry
+	tsGen    uint32
 
 	chartMu sync.Mutex
 	charts  map[string]*chart
 }
 
+// tsEntry caches the batch timestamp of a partition's committed offset; gen is the last sample
+// that used it.
 type tsEntry struct {
 	offset, ms int64
+	gen        uint32
 }
 
 type chart struct {
@@ -183,6 +216,11 @@ func (m *Monitor) Run(ctx context.Context) {
 // Sample reads every group's committed offsets and the partitions' log ends, records commits
 // the tracker did not see (transactional commits, commits before a restart), evaluates every
 // partition and group, and publishes the snapshot. Concurrent calls run one after another.
+//
+// A sample holds one group's offsets at a time (Source.Committed), reads each partition's log
+// end once (per topic, by partition), evaluates each partition into a reused value and keeps
+// only the group's totals, so what it allocates grows with the groups and the topics'
+// partitions, not with the committed offsets.
 func (m *Monitor) Sample(ctx context.Context) (*Snapshot, error) {
 	m.sampleMu.Lock()
 	defer m.sampleMu.Unlock()
@@ -191,110 +229,67 @@ func (m *Monitor) Sample(ctx context.Context) (*Snapshot, error) {
 		return m.Snapshot(), err
 	}
 	ids := make([]string, len(groups))
-	for i, g := range groups {
-		ids[i] = g.ID
+	info := make(map[string]*GroupInfo, len(groups))
+	for i := range groups {
+		ids[i] = groups[i].ID
+		info[groups[i].ID] = &groups[i]
 	}
-	committed, err := m.src.Committed(ctx, ids)
+	now := m.now()
+	m.tsGen++
+	snap := &Snapshot{At: now, Groups: make(map[string]*GroupLag, len(groups)), ends: map[string]*topicEnds{}}
+	e := &evaluator{m: m, snap: snap, nowMs: now.UnixMilli(), sampling: true}
+	re := m.cfg.PartitionMetrics
+	err = m.src.Committed(ctx, ids, func(group string, cs []Committed) {
+		gi := info[group]
+		if len(cs) == 0 || gi == nil {
+			return
+		}
+		if _, dup := snap.Groups[group]; dup {
+			return
+		}
+		sortCommitted(cs)
+		gl := &GroupLag{Group: group, Type: gi.Type, State: gi.State, Status: StatusOK, MaxLagPartition: -1}
+		var parts []PartitionLag
+		keep := re != nil && re.MatchString(group)
+		if keep {
+			parts = make([]PartitionLag, 0, len(cs))
+		}
+		full := 0
+		for _, c := range cs {
+			pl := e.partition(group, c)
+			if pl.Commits >= m.tracker.cfg.Intervals {
+				full++
+			}
+			gl.add(&pl)
+			if keep {
+				parts = append(parts, pl)
+			}
+		}
+		gl.Complete = float64(full) / float64(len(cs))
+		m.tracker.retainSorted(group, cs)
+		snap.Groups[group] = gl
+		snap.Order = append(snap.Order, group)
+		if keep {
+			if snap.metricParts == nil {
+				snap.metricParts = map[string][]PartitionLag{}
+			}
+			snap.metricParts[group] = parts
+		}
+	})
 	if err != nil {
 		return m.Snapshot(), err
 	}
-	now := m.now()
-	nowMs := now.UnixMilli()
-
-	// Log ends of every committed partition, sampled once (Burrow's broker offsets).
-	ends := map[TopicPartition]int64{}
-	for _, cs := range committed {
-		for _, c := range cs {
-			tp := TopicPartition{c.Topic, c.Partition}
-			if _, ok := ends[tp]; ok {
-				continue
-			}
-			if _, hw, ok := m.log.Offsets(c.Topic, c.Partition); ok {
-				ends[tp] = hw
-			} else {
-				ends[tp] = -1
-			}
-		}
-	}
-	known := make(map[TopicPartition]int64, len(ends))
-	for tp, e := range ends {
-		if e >= 0 {
-			known[tp] = e
-		}
-	}
-	m.tracker.sampleEnds(known)
-
-	snap := &Snapshot{At: now, Groups: make(map[string]*GroupLag, len(committed))}
-	var win []Observation
-	var recent []int64
-	usedTS := map[TopicPartition]bool{}
-	for _, g := range groups {
-		cs := committed[g.ID]
-		if len(cs) == 0 {
-			m.tracker.Forget(g.ID)
-			continue
-		}
-		sort.Slice(cs, func(i, j int) bool {
-			if cs[i].Topic != cs[j].Topic {
-				return cs[i].Topic < cs[j].Topic
-			}
-			return cs[i].Partition < cs[j].Partition
-		})
-		gl := &GroupLag{Group: g.ID, Type: g.Type, State: g.State, Status: StatusOK, MaxLagPartition: -1,
-			Partitions: make([]PartitionLag, 0, len(cs))}
-		keep := make(map[TopicPartition]bool, len(cs))
-		full := 0
-		for _, c := range cs {
-			tp := TopicPartition{c.Topic, c.Partition}
-			keep[tp] = true
-			pl := PartitionLag{Topic: c.Topic, Partition: c.Partition, CommittedOffset: c.Offset,
-				LogEndOffset: ends[tp], Lag: -1, TimeLagMs: -1, Status: StatusOK}
-			if pl.LogEndOffset >= 0 {
-				pl.Lag = max(pl.LogEndOffset-c.Offset, 0)
-			}
-			m.tracker.seedIfChanged(g.ID, tp, Observation{Offset: c.Offset, Lag: pl.Lag, At: nowMs})
-			win = m.tracker.windowInto(g.ID, tp, win[:0])
-			pl.Commits = len(win)
-			if len(win) >= m.tracker.cfg.Intervals {
-				full++
-			}
-			switch {
-			case pl.Lag == 0:
-				pl.TimeLagMs = 0
-			case pl.Lag > 0:
-				if ts, ok := m.batchTimestamp(tp, c.Offset); ok {
-					pl.TimeLagMs = max(nowMs-ts, 0)
-					usedTS[tp] = true
-				}
-			}
-			if pl.Lag >= 0 {
-				recent = m.tracker.recentEnds(tp, recent[:0])
-				pl.Status = Evaluate(win, recent, pl.Lag, nowMs)
-			}
-			gl.Status = Fold(gl.Status, pl.Status)
-			if pl.Lag > 0 {
-				gl.TotalLag += pl.Lag
-			}
-			if pl.Lag > gl.MaxLag || (gl.MaxLagPartition < 0 && pl.Lag >= 0) {
-				gl.MaxLag, gl.MaxLagTopic, gl.MaxLagPartition = max(pl.Lag, 0), pl.Topic, pl.Partition
-			}
-			gl.MaxTimeLagMs = max(gl.MaxTimeLagMs, pl.TimeLagMs)
-			gl.Partitions = append(gl.Partitions, pl)
-		}
-		gl.Complete = float64(full) / float64(len(cs))
-		m.tracker.Retain(g.ID, keep)
-		snap.Groups[g.ID] = gl
-		snap.Order = append(snap.Order, g.ID)
-	}
 	sort.Strings(snap.Order)
-	// Groups the coordinator no longer has.
+	// Groups the coordinator no longer has, or that have no committed offsets.
 	for _, g := range m.tracker.Groups() {
 		if _, ok := snap.Groups[g]; !ok {
 			m.tracker.Forget(g)
 		}
 	}
-	for tp := range m.tsCache {
-		if !usedTS[tp] {
+	// Log end samples of partitions no group commits any more (or whose log end is unknown).
+	m.tracker.retainEnds(func(tp TopicPartition) bool { return snap.end(tp) >= 0 })
+	for tp, c := range m.tsCache {
+		if c.gen != m.tsGen {
 			delete(m.tsCache, tp)
 		}
 	}
@@ -306,17 +301,34 @@ func (m *Monitor) Sample(ctx context.Context) (*Snapshot, error) {
 	return snap, nil
 }
 
+// sortCommitted sorts offsets by topic and partition (a no-op for a source that sorts them).
+func sortCommitted(cs []Committed) {
+	less := func(a, b Committed) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Partition, b.Partition)
+	}
+	if !slices.IsSortedFunc(cs, less) {
+		slices.SortFunc(cs, less)
+	}
+}
+
 // batchTimestamp looks up (and caches per committed offset) the timestamp of the first
 // unconsumed record's batch.
 func (m *Monitor) batchTimestamp(tp TopicPartition, offset int64) (int64, bool) {
 	if e, ok := m.tsCache[tp]; ok && e.offset == offset {
+		if e.gen != m.tsGen {
+			e.gen = m.tsGen
+			m.tsCache[tp] = e
+		}
 		return e.ms, e.ms >= 0
 	}
 	ms, ok := m.log.BatchTimestamp(tp.Topic, tp.Partition, offset)
 	if !ok {
 		ms = -1
 	}
-	m.tsCache[tp] = tsEntry{offset: offset, ms: ms}
+	m.tsCache[tp] = tsEntry{offset: offset, ms: ms, gen: m.tsGen}
 	return ms, ok
 }
 

@@ -3,8 +3,9 @@
 // Burrow's evaluation rules over a sliding window of each partition's commits (OK, WARNING,
 // STOP, STALL, REWIND; a group is OK, WARNING or ERROR). A Tracker records every commit as it
 // happens; a Monitor samples the coordinator's committed offsets and the logs periodically,
-// evaluates every group and publishes an immutable Snapshot that the metrics, the HTTP API, the
-// CLI and the console read.
+// evaluates every group and publishes an immutable Snapshot of the groups' statuses and totals that
+// the metrics, the HTTP API, the CLI and the console read; a group's partitions are evaluated
+// against that snapshot when they are asked for (Monitor.GroupDetail).
 package lag
 
 import "fmt"

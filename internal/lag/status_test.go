@@ -58,21 +58,21 @@ func TestFold(t *testing.T) {
 func TestWindow(t *testing.T) {
 	var w window
 	for i := int64(0); i < 15; i++ {
-		w.add(Observation{Offset: i, At: i * 1000}, 10, 500)
+		w.add(Observation{Offset: i, At: i * 1000}, 10, 500, 0)
 	}
-	got := w.appendTo(nil)
+	got := w.appendTo(nil, 0)
 	if len(got) != 10 || got[0].Offset != 5 || got[9].Offset != 14 {
 		t.Fatalf("window %v", got)
 	}
 	// Closer than min-distance: replaces the newest.
-	w.add(Observation{Offset: 15, At: 14_200}, 10, 500)
-	got = w.appendTo(nil)
+	w.add(Observation{Offset: 15, At: 14_200}, 10, 500, 0)
+	got = w.appendTo(nil, 0)
 	if len(got) != 10 || got[9].Offset != 15 || got[8].Offset != 13 {
 		t.Fatalf("window after a close commit %v", got)
 	}
 	// Older than the newest: dropped.
-	w.add(Observation{Offset: 1, At: 1}, 10, 500)
-	if l, _ := w.last(); l.Offset != 15 {
+	w.add(Observation{Offset: 1, At: 1}, 10, 500, 0)
+	if l, _ := w.last(0); l.Offset != 15 {
 		t.Fatalf("late commit kept: %v", l)
 	}
 }

@@ -3,8 +3,9 @@ package lag
 import "encoding/binary"
 
 // window is a partition's last commits (Burrow's "intervals"), oldest first, packed: each
-// observation is three zigzag varints (offset, lag, commit time in ms), the first absolute and
-// every later one relative to the one before it. A partition committed once costs one 16-byte
+// observation is three zigzag varints (offset, lag, commit time in ms), the first relative to
+// the origin {0, 0, base} (base: a time its tracker picks per topic, so the first commit time
+// takes a byte or three rather than six) and every later one relative to the one before it. A partition committed once costs one 16-byte
 // allocation; a full window of ten commits made seconds apart about 80 bytes, where a ring of
 // Observations costs 240 (a tracker holds one window per group and partition: memory per
 // committed offset). Adding decodes and re-encodes the few observations in place.
@@ -14,14 +15,15 @@ type window []byte
 const maxWindow = 16
 
 // decode appends the window's observations to out, oldest first.
-func (w window) decode(out []Observation) []Observation {
-	out, _ = w.scan(out, nil)
+func (w window) decode(out []Observation, base int64) []Observation {
+	var startBuf [maxWindow]int // the starts are not wanted: no allocation for them
+	out, _ = w.scan(out, startBuf[:0], base)
 	return out
 }
 
 // scan is decode that also appends to starts the byte offset at which each observation begins.
-func (w window) scan(out []Observation, starts []int) ([]Observation, []int) {
-	var prev Observation
+func (w window) scan(out []Observation, starts []int, base int64) ([]Observation, []int) {
+	prev := Observation{At: base}
 	for i := 0; i < len(w); {
 		start := i
 		var d [3]int64
@@ -49,17 +51,16 @@ func appendObs(b []byte, prev, o Observation) []byte {
 // put replaces the bytes from at on with o encoded relative to prev, growing the window to the
 // exact size (rounded to an allocation class) when it has no room: windows are many, and slack
 // in each is memory per committed offset.
-func (w *window) put(at int, prev, o Observation) {
+func (w window) put(at int, prev, o Observation) window {
 	var tmp [3 * binary.MaxVarintLen64]byte
 	enc := appendObs(tmp[:0], prev, o)
-	if at+len(enc) <= cap(*w) {
-		*w = append((*w)[:at], enc...)
-		return
+	if at+len(enc) <= cap(w) {
+		return append(w[:at], enc...)
 	}
 	b := make(window, at+len(enc))
-	copy(b, (*w)[:at])
+	copy(b, w[:at])
 	copy(b[at:], enc)
-	*w = b
+	return b
 }
 
 // add records a commit, keeping at most size observations. A commit closer than minDistanceMs
@@ -67,54 +68,58 @@ func (w *window) put(at int, prev, o Observation) {
 // does not flush the window); one older than the newest is dropped. Appending or replacing the
 // newest rewrites only its bytes; dropping the oldest re-encodes the next one as the first and
 // keeps the rest as they are.
-func (w *window) add(o Observation, size int, minDistanceMs int64) {
+func (w *window) add(o Observation, size int, minDistanceMs, base int64) {
+	*w = w.with(o, size, minDistanceMs, base)
+}
+
+// with is add returning the window (the caller's buffer, when it has room, holds it: a value
+// receiver does not make a stack buffer escape).
+func (w window) with(o Observation, size int, minDistanceMs, base int64) window {
 	var obsBuf [maxWindow]Observation
 	var startBuf [maxWindow]int
-	obs, starts := w.scan(obsBuf[:0], startBuf[:0])
+	obs, starts := w.scan(obsBuf[:0], startBuf[:0], base)
 	n := len(obs)
-	var prev Observation
+	origin := Observation{At: base}
+	prev := origin
 	if n > 0 {
 		last := obs[n-1]
 		if o.At < last.At {
-			return // an older commit arriving late
+			return w // an older commit arriving late
 		}
 		if o.At-last.At < minDistanceMs {
 			if n > 1 {
 				prev = obs[n-2]
 			}
-			w.put(starts[n-1], prev, o)
-			return
+			return w.put(starts[n-1], prev, o)
 		}
 		prev = last
 	}
 	if n < size {
-		w.put(len(*w), prev, o)
-		return
+		return w.put(len(w), prev, o)
 	}
-	// Full: the oldest n+1-size go; the first one kept is re-encoded as absolute.
+	// Full: the oldest n+1-size go; the first one kept is re-encoded relative to the origin.
 	k := n + 1 - size
 	var tmp [maxWindow * 3 * binary.MaxVarintLen64]byte
 	b := tmp[:0]
 	if k < n {
-		b = appendObs(b, Observation{}, obs[k])
+		b = appendObs(b, origin, obs[k])
 		if k+1 < n {
-			b = append(b, (*w)[starts[k+1]:]...)
+			b = append(b, w[starts[k+1]:]...)
 		}
 		b = appendObs(b, obs[n-1], o)
 	} else {
-		b = appendObs(b, Observation{}, o)
+		b = appendObs(b, origin, o)
 	}
-	if cap(*w) >= len(b) && cap(*w) <= 2*len(b)+16 {
-		*w = append((*w)[:0], b...)
-		return
+	if cap(w) >= len(b) && cap(w) <= 2*len(b)+16 {
+		return append(w[:0], b...)
 	}
-	*w = append(window(nil), b...) // exact size (rounded to an allocation class)
+	return append(window(nil), b...) // exact size (rounded to an allocation class)
 }
 
 // last returns the newest observation.
-func (w window) last() (Observation, bool) {
+func (w window) last(base int64) (Observation, bool) {
 	var buf [maxWindow]Observation
-	obs := w.decode(buf[:0])
+	obs := w.decode(buf[:0], base)
 	if len(obs) == 0 {
 		return Observation{}, false
 	}
@@ -122,7 +127,7 @@ func (w window) last() (Observation, bool) {
 }
 
 // appendTo appends the observations, oldest first.
-func (w window) appendTo(out []Observation) []Observation { return w.decode(out) }
+func (w window) appendTo(out []Observation, base int64) []Observation { return w.decode(out, base) }
 
 // ring is a fixed-size ring of log end samples (Burrow's broker offsets).
 type ring struct {

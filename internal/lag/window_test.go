@@ -56,12 +56,13 @@ func TestWindowMatchesModel(t *testing.T) {
 				default:
 					o.At += rng.Int64N(60_000)
 				}
-				w.add(o, size, 1000)
+				base := int64(1_800_000_000_000 - 5000*(round%3))
+				w.add(o, size, 1000, base)
 				ref.add(o, size, 1000)
-				if got := w.appendTo(nil); !slices.Equal(got, ref) {
+				if got := w.appendTo(nil, base); !slices.Equal(got, ref) {
 					t.Fatalf("size %d, step %d: window %v, want %v", size, i, got, ref)
 				}
-				if l, ok := w.last(); !ok || l != ref[len(ref)-1] {
+				if l, ok := w.last(base); !ok || l != ref[len(ref)-1] {
 					t.Fatalf("size %d: last %v %v, want %v", size, l, ok, ref[len(ref)-1])
 				}
 			}
@@ -70,7 +71,7 @@ func TestWindowMatchesModel(t *testing.T) {
 }
 
 // A tracker keeps a group's windows by topic and partition number, dense or (a partition number
-// far beyond the rest) sparse; Retain drops what is not kept and a group left with nothing.
+// far beyond the rest) sparse; retainSorted drops what is not kept and a group left with nothing.
 func TestTrackerLayout(t *testing.T) {
 	tr := NewTracker(TrackerConfig{Intervals: 3}, nil)
 	o := func(off int64) Observation { return Observation{Offset: off, Lag: -1, At: off * 10_000} }
@@ -87,14 +88,14 @@ func TestTrackerLayout(t *testing.T) {
 	if got := tr.Window("g", TopicPartition{"a", 3}); got != nil {
 		t.Fatalf("untracked partition: %v", got)
 	}
-	tr.Retain("g", map[TopicPartition]bool{{"a", 1 << 30}: true, {"b", 2}: true})
+	tr.retainSorted("g", []Committed{{"a", 1 << 30, 0}, {"b", 2, 0}})
 	for _, tp := range tps {
 		kept := tp == TopicPartition{"a", 1 << 30} || tp == TopicPartition{"b", 2}
 		if got := tr.Window("g", tp); (got != nil) != kept {
-			t.Fatalf("after Retain %v: %v", tp, got)
+			t.Fatalf("after retainSorted %v: %v", tp, got)
 		}
 	}
-	tr.Retain("g", nil)
+	tr.retainSorted("g", nil)
 	if g := tr.Groups(); len(g) != 0 {
 		t.Fatalf("groups after retaining nothing: %v", g)
 	}

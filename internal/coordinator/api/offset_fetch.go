@@ -191,6 +191,15 @@ func (b *fetchByID) answer(im *metadata.Image, g *kmsg.OffsetFetchResponseGroup)
 	}
 }
 
+// PublishedOffsets returns the published offsets of group's shard (its last durable batch's
+// version) when the shard is active: what OffsetFetch without RequireStable and without a
+// member answers from. ok is false while the shard loads or moves (read it with OffsetFetch).
+func (s *Service) PublishedOffsets(group string) (v *coordinator.OffsetsView, ok bool) {
+	fg := coordinator.FetchGroup{Group: group, MemberEpoch: -1}
+	v = s.publishedOffsets(&fg)
+	return v, v != nil
+}
+
 // publishedOffsets returns the published offsets fg can be answered from: its shard's, when
 // the shard is active and fg needs nothing of the shard's live state.
 func (s *Service) publishedOffsets(fg *coordinator.FetchGroup) *coordinator.OffsetsView {
