@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"github.com/muster-io/muster/internal/pgtest"
+	"github.com/muster-io/muster/internal/security/securitytest"
 )
 
 // saslJAAS is the PLAIN login module of the SASL_PLAINTEXT listener: the users it accepts, and
@@ -24,12 +25,24 @@ const saslJAAS = `org.apache.kafka.common.security.plain.PlainLoginModule requir
 // saslNode prepares a `muster serve` node whose only listener is SASL_PLAINTEXT (PLAIN) with
 // the standard authorizer; nodes reach each other on it as User:broker.
 func saslNode(t *testing.T, url string, id int32, extra ...string) *node {
+	return secureNode(t, url, id, "SASL_PLAINTEXT", nil, extra...)
+}
+
+// secureNode is saslNode on a listener of protocol SASL_PLAINTEXT or SASL_SSL (with a server
+// certificate of pki, which nodes verify with ssl.truststore.location).
+func secureNode(t *testing.T, url string, id int32, protocol string, pki *securitytest.PKI, extra ...string) *node {
 	n := newNode(t, url, id)
-	n.extra = append([]string{"listeners=SASL_PLAINTEXT://" + n.addr, "inter.broker.listener.name=SASL_PLAINTEXT",
+	l := strings.ToLower(protocol)
+	n.extra = []string{"listeners=" + protocol + "://" + n.addr, "inter.broker.listener.name=" + protocol,
 		"sasl.enabled.mechanisms=PLAIN", "sasl.mechanism.inter.broker.protocol=PLAIN",
-		"listener.name.sasl_plaintext.plain.sasl.jaas.config=" + saslJAAS,
+		"listener.name." + l + ".plain.sasl.jaas.config=" + saslJAAS,
 		"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer", "super.users=User:broker",
-		"transaction.state.log.num.partitions=8", "cluster.lease.ttl.ms=2000"}, extra...)
+		"transaction.state.log.num.partitions=8", "cluster.lease.ttl.ms=2000"}
+	if pki != nil {
+		n.extra = append(n.extra, "ssl.keystore.type=PEM", "ssl.keystore.location="+pki.Combined(pki.Server("node"), "node-keystore.pem"),
+			"ssl.truststore.type=PEM", "ssl.truststore.location="+pki.CAFile)
+	}
+	n.extra = append(n.extra, extra...)
 	return n
 }
 
@@ -37,24 +50,39 @@ func userOpt(user, pass string) kgo.Opt {
 	return kgo.SASL(plain.Auth{User: user, Pass: pass}.AsMechanism())
 }
 
-// TestClusterTransactionsInterBrokerSASL: two nodes whose one listener is SASL_PLAINTEXT with
-// an authorizer and inter.broker.listener.name pointing at it. The client, User:alice, may use
-// the topics, groups and transactional ids but has no CLUSTER_ACTION; the nodes send each other
-// WriteTxnMarkers and AddPartitionsToTxn VerifyOnly as User:broker (a super user). An
-// exactly-once copy with franz-go's GroupTransactSession over both nodes completes: every input
-// record is in the output exactly once for a read_committed reader.
+// TestClusterTransactionsInterBrokerSASL: two nodes whose one listener is SASL_PLAINTEXT (or
+// SASL_SSL: nodes verify each other's certificate and host name) with an authorizer and
+// inter.broker.listener.name pointing at it. The client, User:alice, may use the topics, groups
+// and transactional ids but has no CLUSTER_ACTION; the nodes send each other WriteTxnMarkers
+// and AddPartitionsToTxn VerifyOnly as User:broker (a super user). An exactly-once copy with
+// franz-go's GroupTransactSession over both nodes completes: every input record is in the
+// output exactly once for a read_committed reader.
 func TestClusterTransactionsInterBrokerSASL(t *testing.T) {
-	url := pgtest.NewDatabase(t)
-	ns := []*node{saslNode(t, url, 1), saslNode(t, url, 2)}
+	for _, protocol := range []string{"SASL_PLAINTEXT", "SASL_SSL"} {
+		t.Run(protocol, func(t *testing.T) {
+			var pki *securitytest.PKI
+			var tlsOpts []kgo.Opt
+			if protocol == "SASL_SSL" {
+				pki = securitytest.NewPKI(t)
+				tlsOpts = []kgo.Opt{kgo.DialTLSConfig(pki.ClientTLS())}
+			}
+			url := pgtest.NewDatabase(t)
+			copyAcrossNodes(t, []*node{secureNode(t, url, 1, protocol, pki), secureNode(t, url, 2, protocol, pki)}, tlsOpts)
+		})
+	}
+}
+
+func copyAcrossNodes(t *testing.T, ns []*node, tlsOpts []kgo.Opt) {
 	var sd []string
 	for _, n := range ns {
 		n.start()
 		sd = append(sd, n.addr)
 	}
+	opts := func(more ...kgo.Opt) []kgo.Opt { return append(append(clientOpts(sd), tlsOpts...), more...) }
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	admin, err := kgo.NewClient(append(clientOpts(sd), userOpt("broker", "broker-secret"))...)
+	admin, err := kgo.NewClient(opts(userOpt("broker", "broker-secret"))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,9 +103,10 @@ func TestClusterTransactionsInterBrokerSASL(t *testing.T) {
 		}
 	}
 	alice := userOpt("alice", "alice-secret")
+	aliceOpts := append(append([]kgo.Opt{}, tlsOpts...), alice)
 
 	const n = 300
-	prod, err := kgo.NewClient(append(clientOpts(sd), alice, kgo.DefaultProduceTopic("in"), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))...)
+	prod, err := kgo.NewClient(opts(alice, kgo.DefaultProduceTopic("in"), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +139,7 @@ func TestClusterTransactionsInterBrokerSASL(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := copyTransactionally(cctx, sd, "copier", fmt.Sprintf("copier-%d", i), "in", "out", alice); err != nil {
+			if err := copyTransactionally(cctx, sd, "copier", fmt.Sprintf("copier-%d", i), "in", "out", aliceOpts...); err != nil {
 				errs <- err
 			}
 		}()
@@ -139,7 +168,7 @@ func TestClusterTransactionsInterBrokerSASL(t *testing.T) {
 	stop()
 	wg.Wait()
 
-	rd, err := kgo.NewClient(append(clientOpts(sd), alice, kgo.ConsumeTopics("out"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+	rd, err := kgo.NewClient(opts(alice, kgo.ConsumeTopics("out"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
 	if err != nil {
 		t.Fatal(err)
