@@ -170,6 +170,8 @@ func Start(opts Options) (*Broker, error) {
 		if b.cl.inter, err = b.setupInterBroker(v); err != nil {
 			return fail(err)
 		}
+		b.log.Info("cluster: node-to-node requests use the inter-broker listener", "listener", b.cl.inter.listener,
+			"mechanism", b.cl.inter.mechanism, "user", b.cl.inter.user)
 	}
 	// The plane and the coordinator describe the broker by its first listener; adapters answer
 	// each request with the endpoint of the listener it came in on.

@@ -50,7 +50,7 @@ var securityDefs = []Def{
 	{Name: "ssl.protocol", Kind: String, Default: "TLSv1.3", OneOf: []string{"TLS", "TLSv1.2", "TLSv1.3"}},
 	{Name: "ssl.cipher.suites", Kind: List, Default: "", Doc: "TLS 1.2 suites by IANA name; TLS 1.3 suites are not configurable in Go"},
 	{Name: "ssl.principal.mapping.rules", Kind: String, Default: "DEFAULT"},
-	{Name: "ssl.endpoint.identification.algorithm", Kind: String, Default: "https", Doc: "client-side; accepted and ignored"},
+	{Name: "ssl.endpoint.identification.algorithm", Kind: String, Default: "https", Doc: "client side: https = nodes check the host name of the peer's certificate when they dial each other (cluster mode, TLS inter-broker listener); empty = the chain only"},
 	{Name: "ssl.keymanager.algorithm", Kind: String, Default: "", Doc: "JVM-only; accepted and ignored"},
 	{Name: "ssl.trustmanager.algorithm", Kind: String, Default: "", Doc: "JVM-only; accepted and ignored"},
 	{Name: "ssl.provider", Kind: String, Default: "", Doc: "JVM-only; accepted and ignored"},
