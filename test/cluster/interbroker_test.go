@@ -78,6 +78,11 @@ func copyAcrossNodes(t *testing.T, ns []*node, tlsOpts []kgo.Opt) {
 		n.start()
 		sd = append(sd, n.addr)
 	}
+	for _, n := range ns {
+		if out := n.out.String(); !strings.Contains(out, "inter-broker listener") || !strings.Contains(out, "user=broker") {
+			t.Fatalf("node %d does not log its inter-broker listener and user:\n%s", n.id, out)
+		}
+	}
 	opts := func(more ...kgo.Opt) []kgo.Opt { return append(append(clientOpts(sd), tlsOpts...), more...) }
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
