@@ -166,6 +166,13 @@ func Start(opts Options) (*Broker, error) {
 	if b.lns, err = b.bindListeners(v); err != nil {
 		return fail(err)
 	}
+	if b.cl != nil {
+		if b.cl.inter, err = b.setupInterBroker(v); err != nil {
+			return fail(err)
+		}
+		b.log.Info("cluster: node-to-node requests use the inter-broker listener", "listener", b.cl.inter.listener,
+			"mechanism", b.cl.inter.mechanism, "user", b.cl.inter.user)
+	}
 	// The plane and the coordinator describe the broker by its first listener; adapters answer
 	// each request with the endpoint of the listener it came in on.
 	host, port := b.lns[0].l.AdvertisedHost, b.lns[0].l.AdvertisedPort

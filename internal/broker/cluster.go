@@ -57,6 +57,7 @@ type clusterNode struct {
 	kinds   []cluster.Kind
 	mgr     *cluster.Manager
 	markers *clusterMarkers // transaction markers for other nodes
+	inter   *interBroker    // how node-to-node requests reach the other nodes
 	metrics *clusterMetrics
 	stop    context.CancelFunc // ends the security reloads
 	stopped chan struct{}

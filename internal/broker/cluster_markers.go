@@ -3,8 +3,6 @@ package broker
 import (
 	"context"
 	"fmt"
-	"net"
-	"strconv"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -18,9 +16,9 @@ import (
 // clusterMarkers writes the transaction coordinator's markers at other nodes (cluster mode):
 // as Kafka's TransactionMarkerChannelManager does, a WriteTxnMarkers request goes to the leader
 // of each partition this node does not lead, and to the node serving the group coordinator
-// shard of a __consumer_offsets partition. Requests travel over the first listener, as a
-// client of the cluster (a node's first listener must let nodes in without credentials; with an
-// authorizer, ANONYMOUS needs CLUSTER_ACTION on the cluster: docs/cluster.md).
+// shard of a __consumer_offsets partition. Requests travel over the inter-broker listener with
+// its TLS and SASL settings (interbroker.go); with an authorizer, the inter-broker principal
+// needs CLUSTER_ACTION on the cluster, as Kafka's does (docs/cluster.md).
 type clusterMarkers struct {
 	b *Broker
 
@@ -55,9 +53,9 @@ func (m *clusterMarkers) client() (*kgo.Client, error) {
 	if m.cl != nil {
 		return m.cl, nil
 	}
-	l := m.b.lns[0].l
-	cl, err := kgo.NewClient(kgo.SeedBrokers(net.JoinHostPort(l.AdvertisedHost, strconv.Itoa(int(l.AdvertisedPort)))),
-		kgo.ClientID(fmt.Sprintf("muster-node-%d", m.b.cl.me.ID)))
+	ib := m.b.cl.inter
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(ib.seed),
+		kgo.ClientID(fmt.Sprintf("muster-node-%d", m.b.cl.me.ID))}, ib.opts...)...)
 	if err != nil {
 		return nil, err
 	}

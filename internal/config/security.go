@@ -12,9 +12,9 @@ import (
 // listener.name.<lower-case listener name>.<key>.
 var securityDefs = []Def{
 	{Name: "listener.security.protocol.map", Kind: String, Default: "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", Doc: "listener name → security protocol"},
-	{Name: "inter.broker.listener.name", Kind: String, Default: "", Doc: "accepted and validated against listeners; unused on a single node"},
-	{Name: "security.inter.broker.protocol", Kind: String, Default: "PLAINTEXT", OneOf: []string{"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}, Doc: "accepted; unused on a single node"},
-	{Name: "sasl.mechanism.inter.broker.protocol", Kind: String, Default: "GSSAPI", Doc: "accepted; unused on a single node"},
+	{Name: "inter.broker.listener.name", Kind: String, Default: "", Doc: "cluster mode: the listener nodes reach each other on (transaction markers, KIP-890 verification), with its TLS and SASL settings; empty = the listener named after security.inter.broker.protocol"},
+	{Name: "security.inter.broker.protocol", Kind: String, Default: "PLAINTEXT", OneOf: []string{"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}, Doc: "cluster mode: without inter.broker.listener.name, nodes reach each other on the listener of this name (set only one of the two)"},
+	{Name: "sasl.mechanism.inter.broker.protocol", Kind: String, Default: "GSSAPI", Doc: "cluster mode, SASL inter-broker listener: the mechanism nodes authenticate to each other with (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512; GSSAPI is not supported), username and password from listener.name.<l>.<mechanism>.sasl.jaas.config"},
 	{Name: "controller.listener.names", Kind: String, Default: "", Doc: "accepted; muster has no separate controller listener"},
 	{Name: "process.roles", Kind: String, Default: "", Doc: "accepted; muster is broker and controller in one"},
 	{Name: "connections.max.idle.ms", Kind: Long, Default: "600000", Min: i64(-1), Doc: "idle connections (and unfinished SASL handshakes) are closed after this; -1 = never"},
@@ -50,7 +50,7 @@ var securityDefs = []Def{
 	{Name: "ssl.protocol", Kind: String, Default: "TLSv1.3", OneOf: []string{"TLS", "TLSv1.2", "TLSv1.3"}},
 	{Name: "ssl.cipher.suites", Kind: List, Default: "", Doc: "TLS 1.2 suites by IANA name; TLS 1.3 suites are not configurable in Go"},
 	{Name: "ssl.principal.mapping.rules", Kind: String, Default: "DEFAULT"},
-	{Name: "ssl.endpoint.identification.algorithm", Kind: String, Default: "https", Doc: "client-side; accepted and ignored"},
+	{Name: "ssl.endpoint.identification.algorithm", Kind: String, Default: "https", Doc: "client side: https = nodes check the host name of the peer's certificate when they dial each other (cluster mode, TLS inter-broker listener); empty = the chain only"},
 	{Name: "ssl.keymanager.algorithm", Kind: String, Default: "", Doc: "JVM-only; accepted and ignored"},
 	{Name: "ssl.trustmanager.algorithm", Kind: String, Default: "", Doc: "JVM-only; accepted and ignored"},
 	{Name: "ssl.provider", Kind: String, Default: "", Doc: "JVM-only; accepted and ignored"},
@@ -133,6 +133,16 @@ func (v *Values) ListenerIsSet(listener, key string) bool {
 // MechanismValue is listener.name.<l>.<mechanism lower-case>.<key> ("" when unset).
 func (v *Values) MechanismValue(listener, mechanism, key string) string {
 	return v.raw[listenerPrefix+strings.ToLower(listener)+"."+strings.ToLower(mechanism)+"."+key]
+}
+
+// InterBrokerListener is the (upper-case) name of the listener nodes reach each other on, as
+// Kafka's KafkaConfig.interBrokerListenerName: inter.broker.listener.name when set, else the
+// listener named after security.inter.broker.protocol (ListenerName.forSecurityProtocol).
+func (v *Values) InterBrokerListener() string {
+	if ib := strings.TrimSpace(v.String("inter.broker.listener.name")); ib != "" {
+		return strings.ToUpper(ib)
+	}
+	return strings.ToUpper(strings.TrimSpace(v.String("security.inter.broker.protocol")))
 }
 
 // Endpoint is one entry of listeners or advertised.listeners: NAME://host:port.
@@ -244,6 +254,9 @@ func (v *Values) listenerChecks() []string {
 	}
 	if ib := v.String("inter.broker.listener.name"); ib != "" && len(ls) > 0 && !names[strings.ToUpper(ib)] {
 		p = append(p, fmt.Sprintf("inter.broker.listener.name=%s is not in listeners", ib))
+	}
+	if v.String("inter.broker.listener.name") != "" && v.IsSet("security.inter.broker.protocol") {
+		p = append(p, "Only one of inter.broker.listener.name and security.inter.broker.protocol should be set")
 	}
 	for _, k := range []string{"sasl.server.callback.handler.class", "ssl.engine.factory.class"} {
 		if v.String(k) != "" {

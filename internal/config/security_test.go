@@ -39,9 +39,31 @@ func TestListenerKeys(t *testing.T) {
 		{"authorizer.class.name=com.example.MyAuthorizer"},
 		{"sasl.server.callback.handler.class=com.example.Handler"},
 		{"listeners=PLAINTEXT://:9092", "inter.broker.listener.name=OTHER"},
+		{"listeners=PLAINTEXT://:9092", "inter.broker.listener.name=PLAINTEXT", "security.inter.broker.protocol=PLAINTEXT"},
 	} {
 		if _, err := Parse(nil, bad); err == nil {
 			t.Errorf("%v accepted", bad)
+		}
+	}
+}
+
+// TestInterBrokerListener: inter.broker.listener.name (normalised to upper case), else the
+// listener named after security.inter.broker.protocol, as Kafka's interBrokerListenerName.
+func TestInterBrokerListener(t *testing.T) {
+	for _, c := range []struct {
+		kv   []string
+		want string
+	}{
+		{nil, "PLAINTEXT"},
+		{[]string{"listeners=internal://:9092,CLIENT://:9093", "listener.security.protocol.map=INTERNAL:SSL,CLIENT:SASL_SSL", "inter.broker.listener.name=internal"}, "INTERNAL"},
+		{[]string{"listeners=SASL_SSL://:9093", "security.inter.broker.protocol=SASL_SSL"}, "SASL_SSL"},
+	} {
+		v, err := Parse(nil, c.kv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := v.InterBrokerListener(); got != c.want {
+			t.Errorf("%v: inter-broker listener %s, want %s", c.kv, got, c.want)
 		}
 	}
 }

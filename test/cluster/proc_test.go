@@ -80,9 +80,12 @@ func newNode(t testing.TB, url string, id int32, extra ...string) *node {
 // start runs the process and waits until /readyz says ready.
 func (n *node) start() {
 	n.t.Helper()
-	args := []string{"serve", "--listen", n.addr, "--data-dir", n.dir, "--http-listen", n.http,
+	args := []string{"serve", "--data-dir", n.dir, "--http-listen", n.http,
 		"--override", fmt.Sprintf("node.id=%d", n.id), "--override", "group.initial.rebalance.delay.ms=0",
 		"--override", "offsets.topic.num.partitions=12", "--log-level", "info"}
+	if !n.hasListeners() { // listeners in extra: n.addr is one of them
+		args = append(args, "--listen", n.addr)
+	}
 	if n.url != "" { // "" : the embedded store, one node
 		args = append(args, "--store", n.url)
 	}
@@ -105,6 +108,15 @@ func (n *node) start() {
 		n.t.Fatal(err)
 	}
 	n.waitReady(30 * time.Second)
+}
+
+func (n *node) hasListeners() bool {
+	for _, e := range n.extra {
+		if strings.HasPrefix(e, "listeners=") {
+			return true
+		}
+	}
+	return false
 }
 
 func (n *node) readyz() (int, string) {

@@ -15,9 +15,10 @@ import (
 )
 
 // copyTransactionally runs a franz-go GroupTransactSession copying in → out until ctx ends
-// (consume, produce, commit the offsets in the transaction).
-func copyTransactionally(ctx context.Context, seeds []string, group, txnID, in, out string) error {
-	sess, err := kgo.NewGroupTransactSession(append(clientOpts(seeds), kgo.TransactionalID(txnID),
+// (consume, produce, commit the offsets in the transaction); extra are more client options
+// (credentials).
+func copyTransactionally(ctx context.Context, seeds []string, group, txnID, in, out string, extra ...kgo.Opt) error {
+	sess, err := kgo.NewGroupTransactSession(append(append(clientOpts(seeds), extra...), kgo.TransactionalID(txnID),
 		kgo.ConsumerGroup(group), kgo.ConsumeTopics(in), kgo.DefaultProduceTopic(out),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.TransactionTimeout(10*time.Second), kgo.SessionTimeout(6*time.Second), kgo.FetchMaxWait(200*time.Millisecond),
