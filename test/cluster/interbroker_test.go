@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -137,41 +136,7 @@ func copyAcrossNodes(t *testing.T, ns []*node, tlsOpts []kgo.Opt) {
 		}
 	}
 
-	cctx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	errs := make(chan error, 2)
-	for i := 0; i < 2; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := copyTransactionally(cctx, sd, "copier", fmt.Sprintf("copier-%d", i), "in", "out", aliceOpts...); err != nil {
-				errs <- err
-			}
-		}()
-	}
-	for {
-		offs, err := adm.FetchOffsets(ctx, "copier")
-		sum := int64(0)
-		if err == nil {
-			offs.Each(func(o kadm.OffsetResponse) {
-				if o.Topic == "in" && o.At > 0 {
-					sum += o.At
-				}
-			})
-		}
-		if sum == n {
-			break
-		}
-		select {
-		case err := <-errs:
-			t.Fatalf("copier: %v", err)
-		case <-ctx.Done():
-			t.Fatalf("the copiers committed %d of %d input offsets", sum, n)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	stop()
-	wg.Wait()
+	runCopiers(t, ctx, adm, sd, n, aliceOpts...)
 
 	rd, err := kgo.NewClient(opts(alice, kgo.ConsumeTopics("out"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)

@@ -81,42 +81,8 @@ func TestClusterTransactionsAcrossNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cctx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	errs := make(chan error, 2)
-	for i := 0; i < 2; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := copyTransactionally(cctx, sd, "copier", fmt.Sprintf("copier-%d", i), "in", "out"); err != nil {
-				errs <- err
-			}
-		}()
-	}
 	adm := kadm.NewClient(prod)
-	for {
-		offs, err := adm.FetchOffsets(ctx, "copier")
-		sum := int64(0)
-		if err == nil {
-			offs.Each(func(o kadm.OffsetResponse) {
-				if o.Topic == "in" && o.At > 0 {
-					sum += o.At
-				}
-			})
-		}
-		if sum == n {
-			break
-		}
-		select {
-		case err := <-errs:
-			t.Fatalf("copier: %v", err)
-		case <-ctx.Done():
-			t.Fatalf("the copiers committed %d of %d input offsets", sum, n)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	stop()
-	wg.Wait()
+	runCopiers(t, ctx, adm, sd, n)
 
 	rd, err := kgo.NewClient(append(clientOpts(sd), kgo.ConsumeTopics("out"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
@@ -134,6 +100,49 @@ func TestClusterTransactionsAcrossNodes(t *testing.T) {
 	for i := 0; i < n; i++ {
 		if c := seen[fmt.Sprintf("r-%d", i)]; c != 1 {
 			t.Fatalf("r-%d read %d times from out (read_committed)", i, c)
+		}
+	}
+}
+
+// runCopiers runs two transactional copiers of in → out in group "copier" (extra options for
+// their clients) until the group's committed offsets of "in" add up to n, then stops them.
+func runCopiers(t *testing.T, ctx context.Context, adm *kadm.Client, seeds []string, n int64, extra ...kgo.Opt) {
+	t.Helper()
+	cctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		stop()
+		wg.Wait()
+	}()
+	errs := make(chan error, 2)
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := copyTransactionally(cctx, seeds, "copier", fmt.Sprintf("copier-%d", i), "in", "out", extra...); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	for {
+		offs, err := adm.FetchOffsets(ctx, "copier")
+		sum := int64(0)
+		if err == nil {
+			offs.Each(func(o kadm.OffsetResponse) {
+				if o.Topic == "in" && o.At > 0 {
+					sum += o.At
+				}
+			})
+		}
+		if sum == n {
+			return
+		}
+		select {
+		case err := <-errs:
+			t.Fatalf("copier: %v", err)
+		case <-ctx.Done():
+			t.Fatalf("the copiers committed %d of %d input offsets", sum, n)
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
