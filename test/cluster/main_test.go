@@ -6,33 +6,23 @@ package cluster_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/muster-io/muster/internal/pgtest"
+	"github.com/muster-io/muster/internal/testutil"
 )
 
 // musterBin is the binary built once for the package by TestMain.
 var musterBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "muster-cluster-")
+	bins, cleanup, err := testutil.BuildBinaries("muster-cluster-", testutil.MusterPkg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	musterBin = filepath.Join(dir, "muster")
-	root, _ := filepath.Abs("../..")
-	build := exec.Command("go", "build", "-o", musterBin, "./cmd/muster")
-	build.Dir = root
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building muster:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
+	musterBin = bins[0]
 	code := pgtest.Main(m)
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/muster-io/muster/internal/testutil"
 )
 
 // keyLedger is what the producer was told is durable on the compacted topic: every
@@ -49,10 +50,7 @@ func TestCompactionCrashLoop(t *testing.T) {
 		t.Skip("builds and runs the muster binary")
 	}
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "muster")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/muster-io/muster/cmd/muster").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testutil.BuildMuster(t)
 	dir := filepath.Join(tmp, "data")
 	addr, httpAddr := freePort(t), freePort(t)
 	logf, err := os.Create(filepath.Join(tmp, "serve.log"))

@@ -18,6 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/muster-io/muster/internal/testutil"
 )
 
 // ledger is what clients were told is durable: every acknowledged record (acks=all) by
@@ -319,11 +321,7 @@ func TestCrashLoop(t *testing.T) {
 		}
 	}
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "muster")
-	build := exec.Command("go", "build", "-o", bin, "github.com/muster-io/muster/cmd/muster")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testutil.BuildMuster(t)
 	dir := filepath.Join(tmp, "data")
 	addr, httpAddr := freePort(t), freePort(t)
 	logf, err := os.Create(filepath.Join(tmp, "serve.log"))

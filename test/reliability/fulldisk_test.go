@@ -24,6 +24,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/muster-io/muster/internal/testutil"
 )
 
 // mountSmallFS mounts a size-limited tmpfs of mib MiB at a fresh directory and unmounts it when
@@ -195,10 +197,7 @@ func TestFullDisk(t *testing.T) {
 	}
 	mnt := mountSmallFS(t, 40)
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "muster")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/muster-io/muster/cmd/muster").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testutil.BuildMuster(t)
 	dir := filepath.Join(mnt, "data")
 	addr, httpAddr := freePort(t), freePort(t)
 	guard := []string{"--override", "muster.storage.min.free.bytes=12582912", "--override", "muster.storage.min.free.ratio=0"}

@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,29 +25,22 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/muster-io/muster/internal/testutil"
 )
 
 // musterBin is the binary built once for the package by TestMain.
 var musterBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "muster-console-")
+	bins, cleanup, err := testutil.BuildBinaries("muster-console-", testutil.MusterPkg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	musterBin = filepath.Join(dir, "muster")
-	root, _ := filepath.Abs("../../..")
-	build := exec.Command("go", "build", "-o", musterBin, "./cmd/muster")
-	build.Dir = root
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building muster:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
+	musterBin = bins[0]
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 

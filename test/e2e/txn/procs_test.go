@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -16,31 +15,22 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/muster-io/muster/internal/testutil"
 )
 
 // Binaries built once by TestMain: muster and the Go copier.
 var musterBin, copierBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "muster-txn-")
+	bins, cleanup, err := testutil.BuildBinaries("muster-txn-", testutil.MusterPkg, "github.com/muster-io/muster/test/e2e/txn/copier")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	root, _ := filepath.Abs("../../..")
-	musterBin, copierBin = filepath.Join(dir, "muster"), filepath.Join(dir, "copier")
-	for _, b := range []struct{ out, pkg string }{{musterBin, "./cmd/muster"}, {copierBin, "./test/e2e/txn/copier"}} {
-		build := exec.Command("go", "build", "-o", b.out, b.pkg)
-		build.Dir = root
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "building", b.pkg, err)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
-	}
+	musterBin, copierBin = bins[0], bins[1]
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 
