@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -130,18 +131,22 @@ func (b *Broker) sharedClusterID(configured string) (string, error) {
 	return id, nil
 }
 
-// redactURL drops a password from a connection URL for messages.
+// redactURL drops a password from a connection string for messages: the URL form's
+// user:password@ and the keyword/value form's password=… (quoted or not).
 func redactURL(u string) string {
 	if i := strings.Index(u, "://"); i >= 0 {
 		if j := strings.Index(u[i+3:], "@"); j >= 0 {
 			cred := u[i+3 : i+3+j]
 			if k := strings.Index(cred, ":"); k >= 0 {
-				return u[:i+3] + cred[:k] + ":***" + u[i+3+j:]
+				u = u[:i+3] + cred[:k] + ":***" + u[i+3+j:]
 			}
 		}
 	}
-	return u
+	return dsnPassword.ReplaceAllString(u, "${1}***")
 }
+
+// dsnPassword matches a password in a keyword/value connection string or a URL's query.
+var dsnPassword = regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)`)
 
 // startCluster registers the node with one endpoint per listener and starts the lease
 // manager over the runtime.
@@ -151,7 +156,13 @@ func (b *Broker) startCluster(v *config.Values) error {
 	for _, bl := range b.lns {
 		c.node.Endpoints = append(c.node.Endpoints, postgres.Endpoint{Listener: bl.l.Name, Host: bl.l.AdvertisedHost, Port: bl.l.AdvertisedPort})
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*c.ttl+30*time.Second)
+	parent := b.opts.Ctx
+	if parent == nil {
+		parent = context.Background()
+	}
+	phase := fmt.Sprintf("joining the cluster as node %d (waits while another live node holds node.id %d)", c.me.ID, c.me.ID)
+	b.startPhase.Store(&phase)
+	ctx, cancel := context.WithTimeout(parent, 2*c.ttl+30*time.Second)
 	defer cancel()
 	kinds := append([]cluster.Kind{{Store: c.groups, Host: b.rt}}, c.kinds...)
 	mgr, err := cluster.Start(ctx, c.db, cluster.Config{Node: c.node, PrevIncarnation: c.prev, TTL: c.ttl, Log: b.log,
