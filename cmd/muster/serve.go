@@ -75,7 +75,7 @@ stopping node hands its shards over first. Each node keeps its own node.id, list
 			ch := make(chan started, 1)
 			go func() {
 				b, err := broker.Start(broker.Options{Listen: listen, HTTPListen: httpListen, DataDir: dataDir, Config: vals, Log: log,
-					Tools: console.Tools{ConsumerGroups: consumergroups.NewCommand, StreamsGroups: streamsgroups.NewCommand}})
+					Tools: console.Tools{ConsumerGroups: consumergroups.NewCommand, StreamsGroups: streamsgroups.NewCommand}, Ctx: ctx})
 				ch <- started{b, err}
 			}()
 			var b *broker.Broker
@@ -89,7 +89,7 @@ stopping node hands its shards over first. Each node keeps its own node.id, list
 				select {
 				case r := <-ch:
 					if r.err != nil {
-						return exitErr(1, r.err.Error())
+						return exitErr(1, "interrupted during start-up: "+r.err.Error())
 					}
 					b = r.b
 				case <-time.After(startupGrace):

@@ -54,6 +54,9 @@ type Options struct {
 	// Tools are the admin commands the web console's operator actions run (cmd/muster passes
 	// its consumer-groups and streams-groups); without them the actions are refused.
 	Tools console.Tools
+	// Ctx, when set, cancels a start-up that waits (cluster mode: joining behind a live node of
+	// the same node.id); nil = start-up is only bounded by its own timeouts.
+	Ctx context.Context
 }
 
 // Broker is a running muster.
@@ -101,6 +104,8 @@ type Broker struct {
 	// serving is set once Start has built everything: the HTTP endpoints, up from the start
 	// so that a start-up stuck on a full disk can say so, read the rest only then.
 	serving atomic.Bool
+	// startPhase names what start-up waits for, for /readyz (nil: opening the store).
+	startPhase atomic.Pointer[string]
 }
 
 // Start opens the data dir, loads the coordinator shards in the background and starts serving.

@@ -276,6 +276,9 @@ func (b *Broker) startHTTP() error {
 		if !b.serving.Load() {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			msg := "starting: opening the store in " + b.opts.DataDir
+			if p := b.startPhase.Load(); p != nil {
+				msg = "starting: " + *p
+			}
 			if _, note := storageReadiness(b.guard); note != "" {
 				msg += "; " + note
 			}

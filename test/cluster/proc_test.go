@@ -80,6 +80,13 @@ func newNode(t testing.TB, url string, id int32, extra ...string) *node {
 // start runs the process and waits until /readyz says ready.
 func (n *node) start() {
 	n.t.Helper()
+	n.launch()
+	n.waitReady(30 * time.Second)
+}
+
+// launch runs the process.
+func (n *node) launch() {
+	n.t.Helper()
 	args := []string{"serve", "--data-dir", n.dir, "--http-listen", n.http,
 		"--override", fmt.Sprintf("node.id=%d", n.id), "--override", "group.initial.rebalance.delay.ms=0",
 		"--override", "offsets.topic.num.partitions=12", "--log-level", "info"}
@@ -107,7 +114,6 @@ func (n *node) start() {
 	if err := n.cmd.Start(); err != nil {
 		n.t.Fatal(err)
 	}
-	n.waitReady(30 * time.Second)
 }
 
 func (n *node) hasListeners() bool {
