@@ -77,7 +77,7 @@ func TestClusterStatusCommand(t *testing.T) {
 	waitBalanced(t, bs[:1])
 	time.Sleep(100 * time.Millisecond)
 	_, st = run()
-	if st.Nodes[1].State != "expired" || len(st.Nodes[0].Shards["group"]) != 8 {
+	if st.Nodes[1].State != "stopped" || len(st.Nodes[0].Shards["group"]) != 8 { // closed: drained, deregistered
 		t.Fatalf("after node 2 stopped: %+v", st.Nodes)
 	}
 }

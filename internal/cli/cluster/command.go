@@ -39,7 +39,7 @@ func statusCommand() *cobra.Command {
 	o := &statusOptions{}
 	cmd := clikit.NewCommand("status", "Show the nodes of a cluster, their shards, lease epochs and expiries",
 		"Reads the cluster's shared PostgreSQL store (--store, or cluster.store.url of --config) and prints every registered node "+
-			"(live, draining or expired, with the time its registration expires on the database's clock and one endpoint per listener) "+
+			"(live, draining, stopped (left gracefully) or expired (its registration lapsed), with the time its registration expires on the database's clock and one endpoint per listener) "+
 			"and the coordinator shards each live node holds with their fencing epochs. --shards lists every shard. Nothing is changed.")
 	f := cmd.Flags()
 	f.StringVar(&o.store, "store", "", "postgres:// URL of the cluster's store")
@@ -81,7 +81,7 @@ type Status struct {
 type NodeStatus struct {
 	ID          int32               `json:"id"`
 	Incarnation int64               `json:"incarnation"`
-	State       string              `json:"state"` // live, draining, expired
+	State       string              `json:"state"` // live, draining, stopped, expired
 	Rack        string              `json:"rack,omitempty"`
 	Endpoints   []postgres.Endpoint `json:"endpoints"`
 	StartedAt   time.Time           `json:"started_at"`
@@ -107,6 +107,8 @@ func Build(v *postgres.View, withShards bool, topics map[[16]byte]string) Status
 	for _, n := range v.Nodes {
 		state := "live"
 		switch {
+		case !n.Live && n.Draining:
+			state = "stopped" // drained and deregistered: a graceful stop
 		case !n.Live:
 			state = "expired"
 		case n.Draining:
