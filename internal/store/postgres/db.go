@@ -65,6 +65,10 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster store: %w", err)
 	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("cluster store: connecting to PostgreSQL at %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
+	}
 	db := &DB{pool: pool, observe: opts.Observe, url: url}
 	check := db.migrate
 	if opts.NoMigrate {
