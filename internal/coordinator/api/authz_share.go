@@ -77,6 +77,28 @@ func (s *Service) authorizeShareGroupDescribe(ctx context.Context, r Req, req *k
 	return resp
 }
 
+// shareTopicsDenied splits a share request's topics by READ: the ids the caller may not read
+// (sharePartitionsDenied) and the topics it may.
+func shareTopicsDenied[T any](s *Service, r Req, topics []T, id func(T) [16]byte) (denied map[[16]byte]bool, allowed []T) {
+	if r.open() {
+		return nil, topics
+	}
+	ids := make([][16]byte, len(topics))
+	for i, t := range topics {
+		ids[i] = id(t)
+	}
+	denied = s.sharePartitionsDenied(r, ids)
+	if len(denied) == 0 {
+		return denied, topics
+	}
+	for i, t := range topics {
+		if !denied[ids[i]] {
+			allowed = append(allowed, t)
+		}
+	}
+	return denied, allowed
+}
+
 // sharePartitionsDenied decides READ on the topics (named by id) of a share request: the ids
 // the caller may not read. An id the image does not know passes (UNKNOWN_TOPIC_ID comes first).
 func (s *Service) sharePartitionsDenied(r Req, ids [][16]byte) map[[16]byte]bool {
@@ -108,21 +130,12 @@ func (s *Service) authorizeShareFetch(ctx context.Context, r Req, req *kmsg.Shar
 		resp.ErrorCode = coordinator.ErrorCode(err)
 		return resp
 	}
-	var ids [][16]byte
-	for _, t := range req.Topics {
-		ids = append(ids, t.TopicID)
-	}
-	denied := s.sharePartitionsDenied(r, ids)
+	denied, allowed := shareTopicsDenied(s, r, req.Topics, func(t kmsg.ShareFetchRequestTopic) [16]byte { return t.TopicID })
 	if len(denied) == 0 {
 		return s.ShareFetch(ctx, r.Meta, req)
 	}
 	sub := *req
-	sub.Topics = nil
-	for _, t := range req.Topics {
-		if !denied[t.TopicID] {
-			sub.Topics = append(sub.Topics, t)
-		}
-	}
+	sub.Topics = allowed
 	resp := s.ShareFetch(ctx, r.Meta, &sub)
 	if resp.ErrorCode != 0 {
 		return resp
@@ -156,21 +169,12 @@ func (s *Service) authorizeShareAcknowledge(ctx context.Context, r Req, req *kms
 		resp.ErrorCode = coordinator.ErrorCode(err)
 		return resp
 	}
-	var ids [][16]byte
-	for _, t := range req.Topics {
-		ids = append(ids, t.TopicID)
-	}
-	denied := s.sharePartitionsDenied(r, ids)
+	denied, allowed := shareTopicsDenied(s, r, req.Topics, func(t kmsg.ShareAcknowledgeRequestTopic) [16]byte { return t.TopicID })
 	if len(denied) == 0 {
 		return s.ShareAcknowledge(ctx, r.Meta, req)
 	}
 	sub := *req
-	sub.Topics = nil
-	for _, t := range req.Topics {
-		if !denied[t.TopicID] {
-			sub.Topics = append(sub.Topics, t)
-		}
-	}
+	sub.Topics = allowed
 	resp := s.ShareAcknowledge(ctx, r.Meta, &sub)
 	if resp.ErrorCode != 0 {
 		return resp
