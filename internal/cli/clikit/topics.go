@@ -1,9 +1,13 @@
 package clikit
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // TopicPartition is one partition of a topic.
@@ -125,4 +129,41 @@ func Canonical(s string, valid []string) string {
 		}
 	}
 	return ""
+}
+
+// PartitionsOfTopicArgs expands validated --topic style arguments ("t" or "t:0,1") into
+// partitions, listing every partition of a topic named whole (one that does not exist is an
+// error with Kafka's tool text); sorted, without duplicates.
+func PartitionsOfTopicArgs(ctx context.Context, adm *kadm.Client, topicArgs []string) ([]TopicPartition, error) {
+	args, err := ParseTopicArgs(topicArgs)
+	if err != nil {
+		return nil, err
+	}
+	var out []TopicPartition
+	var whole []string
+	for _, a := range args {
+		if a.Whole() {
+			whole = append(whole, a.Topic)
+		}
+		for _, p := range a.Partitions {
+			out = append(out, TopicPartition{Topic: a.Topic, Partition: p})
+		}
+	}
+	if len(whole) > 0 {
+		md, err := adm.ListTopics(ctx, whole...)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range whole {
+			td, ok := md[t]
+			if !ok || td.Err != nil {
+				return nil, fmt.Errorf("topic '%s' does not exist", t)
+			}
+			for p := range td.Partitions {
+				out = append(out, TopicPartition{Topic: t, Partition: p})
+			}
+		}
+	}
+	SortTopicPartitions(out)
+	return slices.Compact(out), nil
 }

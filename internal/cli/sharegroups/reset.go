@@ -182,31 +182,5 @@ func (r *runner) scopePartitions(ctx context.Context, current kadm.ShareOffsets)
 		}
 		return out, nil
 	}
-	args, _ := clikit.ParseTopicArgs(r.o.topics) // validated already
-	var whole []string
-	for _, a := range args {
-		if a.Whole() {
-			whole = append(whole, a.Topic)
-		}
-		for _, p := range a.Partitions {
-			out = append(out, clikit.TopicPartition{Topic: a.Topic, Partition: p})
-		}
-	}
-	if len(whole) > 0 {
-		md, err := r.cl.Adm.ListTopics(ctx, whole...)
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range whole {
-			td, ok := md[t]
-			if !ok || td.Err != nil {
-				return nil, fmt.Errorf("topic '%s' does not exist", t)
-			}
-			for p := range td.Partitions {
-				out = append(out, clikit.TopicPartition{Topic: t, Partition: p})
-			}
-		}
-	}
-	clikit.SortTopicPartitions(out)
-	return slices.Compact(out), nil
+	return clikit.PartitionsOfTopicArgs(ctx, r.cl.Adm, r.o.topics)
 }

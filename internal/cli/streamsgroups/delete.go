@@ -3,7 +3,6 @@ package streamsgroups
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"strconv"
 
@@ -140,31 +139,5 @@ func (r *runner) scopePartitions(parent context.Context, d *describedGroup) ([]c
 		clikit.SortTopicPartitions(out)
 		return out, nil
 	}
-	args, _ := clikit.ParseTopicArgs(r.o.inputTopics) // validated already
-	var whole []string
-	for _, a := range args {
-		if a.Whole() {
-			whole = append(whole, a.Topic)
-		}
-		for _, p := range a.Partitions {
-			out = append(out, clikit.TopicPartition{Topic: a.Topic, Partition: p})
-		}
-	}
-	if len(whole) > 0 {
-		md, err := r.cl.Adm.ListTopics(ctx, whole...)
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range whole {
-			td, ok := md[t]
-			if !ok || td.Err != nil {
-				return nil, fmt.Errorf("topic '%s' does not exist", t)
-			}
-			for p := range td.Partitions {
-				out = append(out, clikit.TopicPartition{Topic: t, Partition: p})
-			}
-		}
-	}
-	clikit.SortTopicPartitions(out)
-	return slices.Compact(out), nil
+	return clikit.PartitionsOfTopicArgs(ctx, r.cl.Adm, r.o.inputTopics)
 }
