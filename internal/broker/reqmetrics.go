@@ -122,12 +122,12 @@ func (m *requestMetrics) ObserveRequest(t server.RequestTiming) {
 	am.total.Observe((t.Sent - t.Received).Seconds())
 }
 
-func (am *apiRequestMetrics) countError(code int16) {
+func (am *apiRequestMetrics) countError(code int16, n int) {
 	if i := int(code) + 1; i >= 0 && i < errCodeSlots {
-		am.errors[i].Add(1)
+		am.errors[i].Add(int64(n))
 		return
 	}
-	am.otherErrs.Add(1)
+	am.otherErrs.Add(int64(n))
 }
 
 // Describe implements prometheus.Collector.

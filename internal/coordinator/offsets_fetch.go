@@ -77,14 +77,17 @@ func FetchOffsetsFrom(v OffsetsView, fg FetchGroup) *kmsg.OffsetFetchResponseGro
 		}
 		out.Topics = make([]kmsg.OffsetFetchResponseGroupTopic, 0, g.topics.Len())
 		g.topics.Ascend(func(te *topicEntry) bool {
-			rt := kmsg.OffsetFetchResponseGroupTopic{Topic: te.name,
-				Partitions: make([]kmsg.OffsetFetchResponseGroupTopicPartition, 0, te.t.parts.Len())}
+			// Fields set in place: copying whole partition structs (they hold pointers) into
+			// the slice costs a write barrier per struct while the GC marks.
+			parts := make([]kmsg.OffsetFetchResponseGroupTopicPartition, te.t.parts.Len())
+			n := 0
 			te.t.parts.Ascend(func(ov *offsetEntry) bool {
-				rt.Partitions = append(rt.Partitions, kmsg.OffsetFetchResponseGroupTopicPartition{
-					Partition: ov.Partition, Offset: ov.Offset, LeaderEpoch: ov.LeaderEpoch, Metadata: &ov.Metadata})
+				rp := &parts[n]
+				rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata = ov.Partition, ov.Offset, ov.LeaderEpoch, &ov.Metadata
+				n++
 				return true
 			})
-			out.Topics = append(out.Topics, rt)
+			out.Topics = append(out.Topics, kmsg.OffsetFetchResponseGroupTopic{Topic: te.name, Partitions: parts[:n]})
 			return true
 		})
 		return &out

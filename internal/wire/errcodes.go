@@ -4,16 +4,18 @@ import (
 	"reflect"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// ErrorCodes calls fn for every error code a response carries (every int16 field named
-// ErrorCode, at the top level and in nested structs and slices, e.g. each partition of an
-// OffsetCommit response), NONE (0) included: Kafka's AbstractResponse.errorCounts, which its
-// RequestMetrics ErrorsPerSec counts. The walk of each response type is planned once (by
-// reflection) and cached.
-func ErrorCodes(resp kmsg.Response, fn func(code int16)) {
+// ErrorCodes calls fn with the count of every error code a response carries (every int16
+// field named ErrorCode, at the top level and in nested structs and slices, e.g. each partition
+// of an OffsetCommit response), NONE (0) included: Kafka's AbstractResponse.errorCounts, which
+// its RequestMetrics ErrorsPerSec counts. Equal codes in a row are reported once with their
+// count (a code may be reported more than once). The walk of each response type is planned
+// once (by reflection) and cached.
+func ErrorCodes(resp kmsg.Response, fn func(code int16, n int)) {
 	if resp == nil {
 		return
 	}
@@ -36,26 +38,32 @@ func ErrorCodes(resp kmsg.Response, fn func(code int16)) {
 		}
 	}
 	if !p.empty {
-		p.walk(v.Elem(), fn)
+		r := run{fn: fn}
+		p.walk(v.UnsafePointer(), &r)
+		r.flush()
 	}
 }
 
 // plansByKey caches the plan of each key's response type (the sync.Map is the slow path).
 var plansByKey [128]atomic.Pointer[errPlan]
 
-// errPlan is how to find the error codes of one struct type.
+// errPlan is how to find the error codes of one struct type: field offsets found once by
+// reflection, so that a walk is plain memory reads (a 1000-partition OffsetFetch answer is
+// walked for every response the request metrics observe).
 type errPlan struct {
 	typ     reflect.Type
-	codes   []int       // int16 fields named ErrorCode
+	codes   []uintptr   // offsets of the int16 fields named ErrorCode
 	structs []fieldPlan // struct fields that hold codes
-	slices  []fieldPlan // slices of structs that hold codes
+	slices  []fieldPlan // slices of structs that hold codes (size: the element's)
 	ptrs    []fieldPlan // pointers to structs that hold codes
 	empty   bool        // nothing to find
+	leaf    bool        // codes only, nothing nested
 }
 
 type fieldPlan struct {
-	index int
-	plan  *errPlan
+	off  uintptr
+	size uintptr
+	plan *errPlan
 }
 
 var plans sync.Map // reflect.Type → *errPlan
@@ -84,46 +92,87 @@ func buildPlan(t reflect.Type, seen map[reflect.Type]*errPlan) *errPlan {
 		switch ft := f.Type; ft.Kind() {
 		case reflect.Int16:
 			if f.Name == "ErrorCode" {
-				p.codes = append(p.codes, i)
+				p.codes = append(p.codes, f.Offset)
 			}
 		case reflect.Struct:
 			if sub := buildPlan(ft, seen); !sub.empty {
-				p.structs = append(p.structs, fieldPlan{i, sub})
+				p.structs = append(p.structs, fieldPlan{off: f.Offset, plan: sub})
 			}
 		case reflect.Slice:
 			if ft.Elem().Kind() == reflect.Struct {
 				if sub := buildPlan(ft.Elem(), seen); !sub.empty {
-					p.slices = append(p.slices, fieldPlan{i, sub})
+					p.slices = append(p.slices, fieldPlan{off: f.Offset, size: ft.Elem().Size(), plan: sub})
 				}
 			}
 		case reflect.Pointer:
 			if ft.Elem().Kind() == reflect.Struct {
 				if sub := buildPlan(ft.Elem(), seen); !sub.empty {
-					p.ptrs = append(p.ptrs, fieldPlan{i, sub})
+					p.ptrs = append(p.ptrs, fieldPlan{off: f.Offset, plan: sub})
 				}
 			}
 		}
 	}
-	p.empty = len(p.codes) == 0 && len(p.structs) == 0 && len(p.slices) == 0 && len(p.ptrs) == 0
+	nested := len(p.structs) + len(p.slices) + len(p.ptrs)
+	p.empty = len(p.codes) == 0 && nested == 0
+	p.leaf = nested == 0
 	return p
 }
 
-func (p *errPlan) walk(v reflect.Value, fn func(int16)) {
-	for _, i := range p.codes {
-		fn(int16(v.Field(i).Int()))
+// run gathers equal codes in a row before reporting them.
+type run struct {
+	fn   func(code int16, n int)
+	code int16
+	n    int
+}
+
+func (r *run) add(code int16) {
+	if code != r.code && r.n > 0 {
+		r.flush()
+	}
+	r.code = code
+	r.n++
+}
+
+func (r *run) flush() {
+	if r.n > 0 {
+		r.fn(r.code, r.n)
+		r.n = 0
+	}
+}
+
+// walk adds to r the codes of the struct of p's type at v.
+func (p *errPlan) walk(v unsafe.Pointer, r *run) {
+	for _, off := range p.codes {
+		r.add(*(*int16)(unsafe.Add(v, off)))
 	}
 	for _, f := range p.structs {
-		f.plan.walk(v.Field(f.index), fn)
+		f.plan.walk(unsafe.Add(v, f.off), r)
 	}
 	for _, f := range p.slices {
-		s := v.Field(f.index)
-		for j, n := 0, s.Len(); j < n; j++ {
-			f.plan.walk(s.Index(j), fn)
+		// Every slice header has the same layout: data pointer, length, capacity.
+		s := *(*[]byte)(unsafe.Add(v, f.off))
+		data := unsafe.Pointer(unsafe.SliceData(s))
+		if f.plan.leaf {
+			// Only codes in each element (the partitions of most answers): no calls.
+			for j := range uintptr(len(s)) {
+				e := unsafe.Add(data, j*f.size)
+				for _, off := range f.plan.codes {
+					if c := *(*int16)(unsafe.Add(e, off)); c == r.code && r.n > 0 {
+						r.n++
+					} else {
+						r.add(c)
+					}
+				}
+			}
+			continue
+		}
+		for j := range uintptr(len(s)) {
+			f.plan.walk(unsafe.Add(data, j*f.size), r)
 		}
 	}
 	for _, f := range p.ptrs {
-		if e := v.Field(f.index); !e.IsNil() {
-			f.plan.walk(e.Elem(), fn)
+		if e := *(*unsafe.Pointer)(unsafe.Add(v, f.off)); e != nil {
+			f.plan.walk(e, r)
 		}
 	}
 }
