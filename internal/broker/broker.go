@@ -423,6 +423,48 @@ func (b *Broker) WaitReady(ctx context.Context) error {
 func (b *Broker) Close() error {
 	var err error
 	b.closeMu.Do(func() {
+		res := make(chan error, 1)
+		go func() { res <- b.close() }()
+		// A failed store can leave writes blocked inside Pebble for good (a fatal commit error
+		// parks the goroutine that holds its commit pipeline, see diskguard.Logger): waiting
+		// for them would keep the process from exiting. Past failedStoreCloseWait with the
+		// store failed, Close gives up on them; the next start recovers every acknowledged
+		// write from the WAL.
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		var failedSince time.Time
+		for {
+			select {
+			case err = <-res:
+				return
+			case now := <-tick.C:
+				if b.guard.Status().State != diskguard.Failed {
+					failedSince = time.Time{}
+					continue
+				}
+				if failedSince.IsZero() {
+					failedSince = now
+				}
+				if now.Sub(failedSince) >= failedStoreCloseWait {
+					b.log.Warn("storage: the store failed and writes are stuck in it; exiting without waiting for them (the next start recovers every acknowledged write from its WAL)",
+						"waited", failedStoreCloseWait)
+					err = errors.New("shutdown abandoned writes stuck in the failed store")
+					return
+				}
+			}
+		}
+	})
+	return err
+}
+
+// failedStoreCloseWait is how long Close waits for the node's goroutines once the store has
+// failed.
+const failedStoreCloseWait = 5 * time.Second
+
+// close stops the node: listeners and connections, then the coordinators, the stores and the
+// data plane.
+func (b *Broker) close() (err error) {
+	{
 		b.drainCluster() // cluster mode: hand every shard over while still serving
 		if b.console != nil {
 			b.console.Close()
@@ -470,7 +512,7 @@ func (b *Broker) Close() error {
 				err = b.db.Close()
 			}
 		}
-	})
+	}
 	return err
 }
 
