@@ -36,17 +36,17 @@ func ConsumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) func(st *St
 func validateCGHeartbeat(st *State, req *kmsg.ConsumerGroupHeartbeatRequest) error {
 	invalid := func(msg string) error { return Errf(kerr.InvalidRequest, "%s", msg) }
 	if req.Version >= 1 || req.MemberEpoch > 0 || req.MemberEpoch == leaveGroupMemberEpoch {
-		if req.MemberID == "" {
+		if blankString(req.MemberID) {
 			return invalid("MemberId can't be empty.")
 		}
 	}
-	if req.Group == "" {
+	if blankString(req.Group) {
 		return invalid("GroupId can't be empty.")
 	}
-	if req.InstanceID != nil && *req.InstanceID == "" {
+	if req.InstanceID != nil && blankString(*req.InstanceID) {
 		return invalid("InstanceId can't be empty.")
 	}
-	if req.RackID != nil && *req.RackID == "" {
+	if req.RackID != nil && blankString(*req.RackID) {
 		return invalid("RackId can't be empty.")
 	}
 	switch {
@@ -72,6 +72,18 @@ func validateCGHeartbeat(st *State, req *kmsg.ConsumerGroupHeartbeatRequest) err
 			*req.ServerAssignor, strings.Join(consumerAssignors(st), ", "))
 	}
 	return nil
+}
+
+// blankString is Kafka's Utils.throwIfEmptyString test: a string is empty when nothing is left
+// after Java's String.trim(), which drops every leading and trailing char up to U+0020 (spaces and
+// control characters).
+func blankString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] > ' ' {
+			return false
+		}
+	}
+	return true
 }
 
 func consumerGroupHeartbeat(st *State, c *Meta, req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error) {

@@ -27,6 +27,11 @@ func TestCGHeartbeatValidation(t *testing.T) {
 		{"empty group", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.Group = "" }, kerr.InvalidRequest, "GroupId can't be empty."},
 		{"empty instance", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.InstanceID = strp("") }, kerr.InvalidRequest, "InstanceId can't be empty."},
 		{"empty rack", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.RackID = strp("") }, kerr.InvalidRequest, "RackId can't be empty."},
+		// Kafka's Utils.throwIfEmptyString trims first: an id of only whitespace is empty.
+		{"blank member id", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberID = " \t" }, kerr.InvalidRequest, "MemberId can't be empty."},
+		{"blank group", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.Group = "  " }, kerr.InvalidRequest, "GroupId can't be empty."},
+		{"blank instance", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.InstanceID = strp(" ") }, kerr.InvalidRequest, "InstanceId can't be empty."},
+		{"blank rack", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.RackID = strp("\n") }, kerr.InvalidRequest, "RackId can't be empty."},
 		{"no rebalance timeout", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.RebalanceTimeoutMillis = -1 }, kerr.InvalidRequest, "RebalanceTimeoutMs must be provided in first request."},
 		{"null owned on join", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.Topics = nil }, kerr.InvalidRequest, "TopicPartitions must be empty when (re-)joining."},
 		{"owned on join", func(r *kmsg.ConsumerGroupHeartbeatRequest) {
