@@ -38,11 +38,11 @@ func ShareGroupHeartbeat(req *kmsg.ShareGroupHeartbeatRequest) func(st *State, c
 func validateShareHeartbeat(req *kmsg.ShareGroupHeartbeatRequest) error {
 	invalid := func(msg string) error { return Errf(kerr.InvalidRequest, "%s", msg) }
 	switch {
-	case req.MemberID == "":
+	case blankString(req.MemberID):
 		return invalid("MemberId can't be empty.")
-	case req.GroupID == "":
+	case blankString(req.GroupID):
 		return invalid("GroupId can't be empty.")
-	case req.RackID != nil && *req.RackID == "":
+	case req.RackID != nil && blankString(*req.RackID):
 		return invalid("RackId can't be empty.")
 	case req.MemberEpoch == 0 && len(req.SubscribedTopicNames) == 0:
 		return invalid("SubscribedTopicNames must be set in first request.")

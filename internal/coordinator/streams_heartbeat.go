@@ -71,13 +71,13 @@ func streamsHeartbeatError(req *kmsg.StreamsGroupHeartbeatRequest, err error) *k
 // INVALID_REQUEST (or STREAMS_INVALID_TOPOLOGY) with a message.
 func validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) error {
 	switch {
-	case req.MemberID == "":
+	case blankString(req.MemberID):
 		return Errf(kerr.InvalidRequest, "MemberId can't be empty.")
-	case req.Group == "":
+	case blankString(req.Group):
 		return Errf(kerr.InvalidRequest, "GroupId can't be empty.")
-	case req.InstanceID != nil && *req.InstanceID == "":
+	case req.InstanceID != nil && blankString(*req.InstanceID):
 		return Errf(kerr.InvalidRequest, "InstanceId can't be empty.")
-	case req.RackID != nil && *req.RackID == "":
+	case req.RackID != nil && blankString(*req.RackID):
 		return Errf(kerr.InvalidRequest, "RackId can't be empty.")
 	case req.MemberEpoch < -2:
 		return Errf(kerr.InvalidRequest, "MemberEpoch is %d, but must be greater than or equal to -2.", req.MemberEpoch)
