@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"fmt"
 	"sort"
 	"testing"
 	"time"
@@ -341,6 +342,19 @@ func TestCGClassicMemberOffsetCommit(t *testing.T) {
 	old := &CommitIdentity{MemberID: "a", GenerationOrEpoch: a.epoch, APIVersion: 8}
 	if err := g.ValidateOffsetCommit(h.st, old); ErrorCode(err) != kerr.UnsupportedVersion.Code {
 		t.Fatalf("consumer member with OffsetCommit v8: %v", err)
+	}
+	// OffsetFetch v9 bound to a member (ConsumerGroup.validateOffsetFetch): a classic member's
+	// wrong generation is ILLEGAL_GENERATION, a consumer member's wrong epoch STALE_MEMBER_EPOCH.
+	if err := g.ValidateOffsetFetch(h.st, cl.id, cl.generation); err != nil {
+		t.Fatalf("classic fetch: %v", err)
+	}
+	if err := g.ValidateOffsetFetch(h.st, cl.id, cl.generation+1); ErrorCode(err) != kerr.IllegalGeneration.Code ||
+		*ErrorMessage(err) != fmt.Sprintf("The received generation id %d does not match the expected member epoch %d.", cl.generation+1, cl.generation) {
+		t.Fatalf("classic fetch with a wrong generation: %v", err)
+	}
+	if err := g.ValidateOffsetFetch(h.st, "a", a.epoch+1); ErrorCode(err) != kerr.StaleMemberEpoch.Code ||
+		*ErrorMessage(err) != fmt.Sprintf("The received member epoch %d does not match the expected member epoch %d.", a.epoch+1, a.epoch) {
+		t.Fatalf("consumer fetch with a wrong epoch: %v", err)
 	}
 }
 

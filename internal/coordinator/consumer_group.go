@@ -377,14 +377,20 @@ func (g *ConsumerGroup) ValidateOffsetCommit(st *State, c *CommitIdentity) error
 	return perr.orNil()
 }
 
-// ValidateOffsetFetch implements Group: unknown member → UNKNOWN_MEMBER_ID; epoch ≠ member
-// epoch → STALE_MEMBER_EPOCH.
+// ValidateOffsetFetch implements Group (Kafka's ConsumerGroup.validateOffsetFetch and
+// validateMemberEpoch): unknown member → UNKNOWN_MEMBER_ID; epoch ≠ member epoch →
+// STALE_MEMBER_EPOCH for a consumer-protocol member, ILLEGAL_GENERATION for a classic-protocol
+// member (its generation id is its member epoch).
 func (g *ConsumerGroup) ValidateOffsetFetch(_ *State, memberID string, memberEpoch int32) error {
-	if _, ok := g.members[memberID]; !ok {
+	m, ok := g.members[memberID]
+	if !ok {
 		return Errf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", memberID, g.id)
 	}
 	if epoch := g.current(memberID).epoch; memberEpoch != epoch {
-		return Errf(kerr.StaleMemberEpoch, "The received member epoch %d does not match the current member epoch %d.", memberEpoch, epoch)
+		if m.classic != nil {
+			return Errf(kerr.IllegalGeneration, "The received generation id %d does not match the expected member epoch %d.", memberEpoch, epoch)
+		}
+		return Errf(kerr.StaleMemberEpoch, "The received member epoch %d does not match the expected member epoch %d.", memberEpoch, epoch)
 	}
 	return nil
 }

@@ -799,7 +799,12 @@ func (s *script) txnCommit(b *strings.Builder, a args) {
 }
 
 func (s *script) fetch(b *strings.Builder, a args) {
-	fg := coordinator.FetchGroup{Group: a.str("group"), MemberEpoch: -1, RequireStable: a.strOr("stable", "") == "true"}
+	fg := coordinator.FetchGroup{Group: a.str("group"), MemberEpoch: int32(a.int("epoch", -1)), RequireStable: a.strOr("stable", "") == "true"}
+	if a.has("member") {
+		// A v9 fetch bound to a member (member id and epoch).
+		m := s.member(a.str("member"))
+		fg.MemberID = &m
+	}
 	if a.has("topics") {
 		fg.Topics = []kmsg.OffsetFetchRequestGroupTopic{}
 		for _, tp := range a.partitions("topics") {
