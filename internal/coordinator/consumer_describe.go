@@ -81,13 +81,20 @@ func describeConsumerGroup(st *State, id string, version int16) kmsg.ConsumerGro
 	return d
 }
 
+// describeAssignment lists an assignment's topics with their names. Like Kafka's
+// ConsumerGroupMember.topicPartitionsFromMap it leaves out topics the metadata image does not
+// know (deleted topics a member has not revoked yet).
 func describeAssignment(st *State, a topicPartitions) kmsg.Assignment {
 	out := kmsg.NewAssignment()
 	out.TopicPartitions = []kmsg.AssignmentTopicPartition{}
 	for _, t := range sortedTopicIDs(a) {
 		tp := kmsg.AssignmentTopicPartition{TopicID: t, Partitions: append([]int32{}, a[t]...)}
 		if st.Image != nil {
-			tp.Topic, _ = st.Image.TopicName(t)
+			name, ok := st.Image.TopicName(t)
+			if !ok {
+				continue
+			}
+			tp.Topic = name
 		}
 		out.TopicPartitions = append(out.TopicPartitions, tp)
 	}

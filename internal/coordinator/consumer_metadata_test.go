@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func TestCGMetadataHashKIP1101(t *testing.T) {
@@ -179,6 +180,23 @@ func TestCGDescribe(t *testing.T) {
 	v0 := run(h, ConsumerGroupDescribe([]string{"g"}, 0))
 	if v0[0].Members[0].MemberType != -1 {
 		t.Fatalf("v0 member type %d", v0[0].Members[0].MemberType)
+	}
+}
+
+// TestCGDescribeDeletedTopic: a described assignment names only topics the metadata image knows
+// (Kafka's ConsumerGroupMember.topicPartitionsFromMap skips unknown topic ids): partitions of a
+// deleted topic that members still hold are left out, not shown with an empty name.
+func TestCGDescribeDeletedTopic(t *testing.T) {
+	h := newCGHarness(t)
+	h.topics.Add("t", 1)
+	h.topics.Add("u", 1)
+	h.joinClient("g", "a", "t", "u")
+	h.topics.Delete("u")
+	m := run(h, ConsumerGroupDescribe([]string{"g"}, 1))[0].Members[0]
+	for _, a := range []kmsg.Assignment{m.Assignment, m.TargetAssignment} {
+		if len(a.TopicPartitions) != 1 || a.TopicPartitions[0].Topic != "t" {
+			t.Fatalf("assignment %+v, want only t", a.TopicPartitions)
+		}
 	}
 }
 
