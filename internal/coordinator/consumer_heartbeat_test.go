@@ -46,7 +46,13 @@ func TestCGHeartbeatValidation(t *testing.T) {
 		{"invalid regex", func(r *kmsg.ConsumerGroupHeartbeatRequest) {
 			r.SubscribedTopicNames = nil
 			r.SubscribedTopicRegex = strp("(")
-		}, kerr.InvalidRegularExpression, ""},
+		}, kerr.InvalidRegularExpression, "SubscribedTopicRegex `(` is not a valid regular expression: missing closing )."},
+		// Invalid on its own, though valid once wrapped for a full match: Kafka compiles the
+		// regex as given (Utils.throwIfRegularExpressionIsInvalid, RE2/J).
+		{"unbalanced regex", func(r *kmsg.ConsumerGroupHeartbeatRequest) {
+			r.SubscribedTopicNames = nil
+			r.SubscribedTopicRegex = strp("a)|(b")
+		}, kerr.InvalidRegularExpression, "SubscribedTopicRegex `a)|(b` is not a valid regular expression: unexpected )."},
 		{"unknown group", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = 3 }, kerr.GroupIDNotFound, "Consumer group g not found."},
 		{"leave unknown group", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -1 }, kerr.GroupIDNotFound, "Consumer group g not found."},
 	}

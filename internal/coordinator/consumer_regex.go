@@ -2,16 +2,22 @@ package coordinator
 
 import (
 	"regexp"
+	"regexp/syntax"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // compileSubscriptionRegex compiles a SubscribedTopicRegex with full-match semantics (the
-// whole topic name must match, as Java's Matcher.matches does), RE2 syntax.
+// whole topic name must match, as Java's Matcher.matches does), RE2 syntax. The regex must
+// compile as given (as RE2/J's Pattern.compile in Kafka): one that only parses once wrapped,
+// such as "a)|(b", is invalid.
 func compileSubscriptionRegex(re string) (*regexp.Regexp, error) {
 	if len(re) > 32767 {
 		return nil, errRegexTooLong
+	}
+	if _, err := syntax.Parse(re, syntax.Perl); err != nil {
+		return nil, err
 	}
 	return regexp.Compile("^(?:" + re + ")$")
 }
@@ -22,10 +28,16 @@ func (e regexError) Error() string { return string(e) }
 
 const errRegexTooLong = regexError("regular expression too long")
 
-// validateSubscriptionRegex answers INVALID_REGULAR_EXPRESSION with Kafka's message.
+// validateSubscriptionRegex answers INVALID_REGULAR_EXPRESSION with Kafka's message
+// (Utils.throwIfRegularExpressionIsInvalid), whose detail is RE2/J's description of the error:
+// RE2's error text without the pattern ("missing closing ]").
 func validateSubscriptionRegex(re string) error {
 	if _, err := compileSubscriptionRegex(re); err != nil {
-		return Errf(kerr.InvalidRegularExpression, "SubscribedTopicRegex `%s` is not a valid regular expression: %v.", re, err)
+		desc := err.Error()
+		if se, ok := err.(*syntax.Error); ok {
+			desc = se.Code.String()
+		}
+		return Errf(kerr.InvalidRegularExpression, "SubscribedTopicRegex `%s` is not a valid regular expression: %s.", re, desc)
 	}
 	return nil
 }
