@@ -308,8 +308,10 @@ func TestCGMigrationPolicyDisabled(t *testing.T) {
 	h := newCGHarness(t, "group.initial.rebalance.delay.ms=0", "group.consumer.migration.policy=disabled")
 	h.topics.Add("t1", 4)
 	h.classicGroupWithLeader("classic", 4)
-	if resp := h.hb(joinReq("classic", "a", "t1")); resp.ErrorCode != kerr.GroupIDNotFound.Code {
-		t.Fatalf("join on classic group: %d", resp.ErrorCode)
+	// Kafka's GroupMetadataManager.validateOnlineUpgrade names why.
+	if resp := h.hb(joinReq("classic", "a", "t1")); resp.ErrorCode != kerr.GroupIDNotFound.Code ||
+		deref(resp.ErrorMessage) != "Cannot upgrade classic group classic to consumer group because online upgrade is disabled." {
+		t.Fatalf("join on classic group: %d %s", resp.ErrorCode, deref(resp.ErrorMessage))
 	}
 	a := h.joinClient("g", "a", "t1")
 	h.settle("g", []*cgClient{a})

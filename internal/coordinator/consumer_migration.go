@@ -17,7 +17,7 @@ import (
 func validateOnlineUpgrade(st *State, cl *ClassicGroup) error {
 	switch {
 	case !st.Cfg.Consumer.UpgradeEnabled():
-		return Errf(kerr.GroupIDNotFound, "Cannot upgrade classic group %s to consumer group because the online upgrade is disabled.", cl.id)
+		return Errf(kerr.GroupIDNotFound, "Cannot upgrade classic group %s to consumer group because online upgrade is disabled.", cl.id)
 	case cl.protocolType != "consumer":
 		return Errf(kerr.GroupIDNotFound, "Cannot upgrade classic group %s to consumer group because the group does not use the consumer embedded protocol.", cl.id)
 	case len(cl.members) > st.Cfg.Consumer.MaxSize:
@@ -47,13 +47,13 @@ func convertClassicToConsumer(st *State, cl *ClassicGroup) (*ConsumerGroup, erro
 		}
 		var sub kmsg.ConsumerMemberMetadata
 		if err := sub.ReadFrom(md); err != nil {
-			return nil, Errf(kerr.GroupIDNotFound, "Cannot upgrade the classic group %s to consumer group because the embedded consumer protocol is malformed.", cl.id)
+			return nil, Errf(kerr.GroupIDNotFound, "Cannot upgrade classic group %s to consumer group because the embedded consumer protocol is malformed.", cl.id)
 		}
 		assigned := topicPartitions{}
 		if len(cm.assignment) > 0 {
 			var a kmsg.ConsumerMemberAssignment
 			if err := a.ReadFrom(cm.assignment); err != nil {
-				return nil, Errf(kerr.GroupIDNotFound, "Cannot upgrade the classic group %s to consumer group because the embedded consumer protocol is malformed.", cl.id)
+				return nil, Errf(kerr.GroupIDNotFound, "Cannot upgrade classic group %s to consumer group because the embedded consumer protocol is malformed.", cl.id)
 			}
 			for _, t := range a.Topics {
 				if st.Image == nil {
