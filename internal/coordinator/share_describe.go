@@ -52,7 +52,13 @@ func describeShareGroup(st *State, id string) kmsg.ShareGroupDescribeResponseGro
 			tp.TopicID = t
 			tp.Partitions = append([]int32{}, a[t]...)
 			if st.Image != nil {
-				tp.Topic, _ = st.Image.TopicName(t)
+				// Topics the image does not know (deleted) are left out, as Kafka's
+				// ShareGroupMember.topicPartitionsFromMap does.
+				name, ok := st.Image.TopicName(t)
+				if !ok {
+					continue
+				}
+				tp.Topic = name
 			}
 			dm.Assignment.TopicPartitions = append(dm.Assignment.TopicPartitions, tp)
 		}
