@@ -537,14 +537,16 @@ func (g *ConsumerGroup) replaceStaticMember(st *State, oldID, newID string) {
 }
 
 // consumerGroupLeave handles member epochs -1 (leave: the member is fenced) and -2 (a static
-// member's temporary leave: it keeps its assignment at epoch -2, no epoch bump).
+// member's temporary leave: it keeps its assignment at epoch -2, no epoch bump). The group is
+// looked up as Kafka's GroupMetadataManager.consumerGroup does ("Group %s not found.", unlike a
+// heartbeat's "Consumer group %s not found.").
 func consumerGroupLeave(st *State, req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error) {
 	var g *ConsumerGroup
 	switch x := st.Groups[req.Group].(type) {
 	case *ConsumerGroup:
 		g = x
 	case nil:
-		return nil, Errf(kerr.GroupIDNotFound, "Consumer group %s not found.", req.Group)
+		return nil, Errf(kerr.GroupIDNotFound, "Group %s not found.", req.Group)
 	default:
 		return nil, Errf(kerr.GroupIDNotFound, "Group %s is not a consumer group.", req.Group)
 	}

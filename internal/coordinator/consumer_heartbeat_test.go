@@ -54,7 +54,9 @@ func TestCGHeartbeatValidation(t *testing.T) {
 			r.SubscribedTopicRegex = strp("a)|(b")
 		}, kerr.InvalidRegularExpression, "SubscribedTopicRegex `a)|(b` is not a valid regular expression: unexpected )."},
 		{"unknown group", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = 3 }, kerr.GroupIDNotFound, "Consumer group g not found."},
-		{"leave unknown group", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -1 }, kerr.GroupIDNotFound, "Consumer group g not found."},
+		// A leave looks the group up as GroupMetadataManager.consumerGroup does: "Group %s not found.".
+		{"leave unknown group", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -1 }, kerr.GroupIDNotFound, "Group g not found."},
+		{"static leave unknown group", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch, r.InstanceID = -2, strp("i") }, kerr.GroupIDNotFound, "Group g not found."},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
