@@ -96,4 +96,3 @@ func errName(c int16) string {
 	}
 	return kerr.ErrorForCode(c).(*kerr.Error).Message
 }
-
