@@ -54,9 +54,8 @@ func (v txnVerification) lookup(t *topic, partition int32) *txnAppend {
 // transactional batches without a transactional id fail the whole request with
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED (reqErr); otherwise each partition with a
 // transactional batch is verified with the transaction coordinator, one call per producer.
-// Verification errors map as Kafka's AddPartitionsToTxnManager maps them for Produce:
-// PRODUCER_FENCED → INVALID_PRODUCER_EPOCH, TRANSACTION_ABORTABLE (partition not added) →
-// INVALID_TXN_STATE below v11.
+// Verification errors map as Kafka's AddPartitionsToTxnManager and ReplicaManager map them for
+// Produce (produceVerifyError).
 func (p *Plane) verifyTransactional(ctx context.Context, req *kmsg.ProduceRequest) (txnVerification, *kerr.Error) {
 	type item struct {
 		t    *topic
@@ -123,11 +122,18 @@ func (p *Plane) verifyTransactional(ctx context.Context, req *kmsg.ProduceReques
 	return out, nil
 }
 
-// produceVerifyError maps a verification error to what Produce at version answers.
+// produceVerifyError maps a verification error to what Produce at version answers. A
+// verification the coordinator cannot answer yet (CONCURRENT_TRANSACTIONS under transaction
+// version 1, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR) is
+// NOT_ENOUGH_REPLICAS, which every producer retries without a metadata refresh (Kafka's
+// ReplicaManager, after AddPartitionsToTxnManager).
 func produceVerifyError(err *kerr.Error, version int16) *kerr.Error {
 	switch {
 	case err == nil:
 		return nil
+	case err == kerr.ConcurrentTransactions, err == kerr.CoordinatorLoadInProgress,
+		err == kerr.CoordinatorNotAvailable, err == kerr.NotCoordinator:
+		return kerr.NotEnoughReplicas
 	case err == kerr.ProducerFenced:
 		return kerr.InvalidProducerEpoch
 	case err == kerr.TransactionAbortable && version < 11:

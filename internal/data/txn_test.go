@@ -484,3 +484,27 @@ func TestCleanerTransactions(t *testing.T) {
 		t.Fatalf("abort marker 2 went while its (emptied) batch was still in the log: %v", o)
 	}
 }
+
+// A verification the transaction coordinator cannot answer yet (the transaction is completing,
+// the coordinator is loading, moved or unreachable) answers NOT_ENOUGH_REPLICAS, which every
+// producer retries without a metadata refresh (Kafka's ReplicaManager translates these
+// verification errors so that older clients retry), at every Produce version.
+func TestTxnProduceVerificationRetriable(t *testing.T) {
+	e := newEnv(t)
+	e.createTopic("t", 4, nil)
+	v := &verifier{errs: map[TopicPartition]*kerr.Error{
+		{"t", 0}: kerr.ConcurrentTransactions,
+		{"t", 1}: kerr.CoordinatorLoadInProgress,
+		{"t", 2}: kerr.CoordinatorNotAvailable,
+		{"t", 3}: kerr.NotCoordinator,
+	}}
+	e.p.SetTxnVerifier(v)
+	for _, version := range []int16{3, 10, 11} {
+		for part := int32(0); part < 4; part++ {
+			if r := e.produceTxn("tx", "t", part, version, txnBatch(4, 0, 0, 1)); r.ErrorCode != kerr.NotEnoughReplicas.Code {
+				t.Errorf("v%d partition %d (%s): %s, want NOT_ENOUGH_REPLICAS", version, part,
+					v.errs[TopicPartition{"t", part}], kerr.ErrorForCode(r.ErrorCode))
+			}
+		}
+	}
+}
