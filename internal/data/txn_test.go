@@ -508,3 +508,38 @@ func TestTxnProduceVerificationRetriable(t *testing.T) {
 		}
 	}
 }
+
+// A producer a partition knows only from a transaction marker (its transaction added the
+// partition but wrote nothing there) has an epoch and no sequence yet: its next batch must
+// start at sequence 0, at that epoch or a newer one (Kafka's ProducerAppendInfo.checkSequence:
+// only a producer with no epoch at all may start anywhere).
+func TestTxnMarkerOnlyProducerSequence(t *testing.T) {
+	e := newEnv(t)
+	e.createTopic("t", 1, nil)
+	if err := e.marker("t", 0, 7, 2, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		epoch int16
+		seq   int32
+		want  int16
+	}{
+		{2, 5, kerr.OutOfOrderSequenceNumber.Code},
+		{3, 4, kerr.OutOfOrderSequenceNumber.Code},
+		{1, 0, kerr.InvalidProducerEpoch.Code},
+		{2, 0, 0},
+		{2, 1, 0},
+	} {
+		if r := e.produceTxn("tx", "t", 0, 9, txnBatch(7, c.epoch, c.seq, 1)); r.ErrorCode != c.want {
+			t.Errorf("epoch %d seq %d: %s, want %s", c.epoch, c.seq, kerr.ErrorForCode(r.ErrorCode), kerr.ErrorForCode(c.want))
+		}
+	}
+	// The same after a restart (the marker's producer state is durable).
+	if err := e.marker("t", 0, 8, 0, true); err != nil {
+		t.Fatal(err)
+	}
+	e.restart()
+	if r := e.produceTxn("tx", "t", 0, 9, txnBatch(8, 0, 3, 1)); r.ErrorCode != kerr.OutOfOrderSequenceNumber.Code {
+		t.Errorf("after a restart, seq 3: %s, want OUT_OF_ORDER_SEQUENCE_NUMBER", kerr.ErrorForCode(r.ErrorCode))
+	}
+}
