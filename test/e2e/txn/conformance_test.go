@@ -74,3 +74,71 @@ func TestTxnOffsetCommitUnknownTopicFirst(t *testing.T) {
 	got = p.txnOffsetCodes(3, id, "g", r.ProducerID, r.ProducerEpoch+1, map[string][]int32{"nope": {0}, "known": {0}})
 	check("fenced", got, map[string]int16{"nope/0": unknown, "known/0": kerr.InvalidProducerEpoch.Code})
 }
+
+// AddPartitionsToTxn checks every partition before the coordinator sees any (Kafka's
+// KafkaApis.handleAddPartitionsToTxnRequest): from a client (v0–v3) an internal topic is never
+// writable (TOPIC_AUTHORIZATION_FAILED, even without an authorizer), an unknown topic or
+// partition is UNKNOWN_TOPIC_OR_PARTITION, and then every other partition answers
+// OPERATION_NOT_ATTEMPTED; v4+ (brokers) checks existence the same way for verification too.
+func TestAddPartitionsToTxnPartitionChecks(t *testing.T) {
+	b := testutil.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	createTopic(t, ctx, b.Addr(), "known", 2)
+	p := newProber(t, b.Addr())
+	id := "tx-add-checks"
+	r := p.init(4, &id, 60000, -1, -1)
+	codes := func(topics []kmsg.AddPartitionsToTxnResponseTopic) map[string]int16 {
+		out := map[string]int16{}
+		for _, t := range topics {
+			for _, rp := range t.Partitions {
+				out[t.Topic+"/"+string(rune('0'+rp.Partition))] = rp.ErrorCode
+			}
+		}
+		return out
+	}
+	check := func(what string, got, want map[string]int16) {
+		t.Helper()
+		for k, w := range want {
+			if got[k] != w {
+				t.Errorf("%s: %s = %s, want %s", what, k, errName(got[k]), errName(w))
+			}
+		}
+	}
+	notAttempted := kerr.OperationNotAttempted.Code
+	for _, internal := range []string{"__consumer_offsets", "__transaction_state"} {
+		req := kmsg.NewPtrAddPartitionsToTxnRequest()
+		req.Version, req.TransactionalID, req.ProducerID, req.ProducerEpoch = 3, id, r.ProducerID, r.ProducerEpoch
+		req.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: internal, Partitions: []int32{0}}, {Topic: "known", Partitions: []int32{0}}}
+		check("v3 "+internal, codes(p.do(req).(*kmsg.AddPartitionsToTxnResponse).Topics),
+			map[string]int16{internal + "/0": kerr.TopicAuthorizationFailed.Code, "known/0": notAttempted})
+	}
+
+	v4 := func(verifyOnly bool) map[string]int16 {
+		req := kmsg.NewPtrAddPartitionsToTxnRequest()
+		req.Version = 4
+		req.Transactions = []kmsg.AddPartitionsToTxnRequestTransaction{{TransactionalID: id, ProducerID: r.ProducerID,
+			ProducerEpoch: r.ProducerEpoch, VerifyOnly: verifyOnly, Topics: []kmsg.AddPartitionsToTxnRequestTransactionTopic{
+				{Topic: "known", Partitions: []int32{0, 7}}, {Topic: "nope", Partitions: []int32{0}}}}}
+		resp := p.do(req).(*kmsg.AddPartitionsToTxnResponse)
+		out := map[string]int16{}
+		for _, tr := range resp.Transactions {
+			for _, t := range tr.Topics {
+				for _, rp := range t.Partitions {
+					out[t.Topic+"/"+string(rune('0'+rp.Partition))] = rp.ErrorCode
+				}
+			}
+		}
+		return out
+	}
+	unknown := kerr.UnknownTopicOrPartition.Code
+	for _, verifyOnly := range []bool{false, true} {
+		check("v4", v4(verifyOnly), map[string]int16{"known/0": notAttempted, "known/7": unknown, "nope/0": unknown})
+	}
+	// Nothing was added.
+	d := kmsg.NewPtrDescribeTransactionsRequest()
+	d.TransactionalIDs = []string{id}
+	if st := p.do(d).(*kmsg.DescribeTransactionsResponse).TransactionStates[0]; st.State != "Empty" || len(st.Topics) != 0 {
+		t.Errorf("after refused adds: state %s, topics %+v; want Empty and none", st.State, st.Topics)
+	}
+}
