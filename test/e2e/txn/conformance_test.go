@@ -142,3 +142,32 @@ func TestAddPartitionsToTxnPartitionChecks(t *testing.T) {
 		t.Errorf("after refused adds: state %s, topics %+v; want Empty and none", st.State, st.Topics)
 	}
 }
+
+// ListTransactions knows every state name of Kafka's TransactionState, the transient Dead and
+// PrepareEpochFence included (TransactionStateManager.listTransactionStates): they are not
+// reported as unknown filters and match no transaction; only other names are unknown.
+func TestListTransactionsStateFilterNames(t *testing.T) {
+	b := testutil.Start(t)
+	p := newProber(t, b.Addr())
+	id := "tx-list-states"
+	if r := p.init(4, &id, 60000, -1, -1); r.ErrorCode != 0 {
+		t.Fatalf("init: %s", errName(r.ErrorCode))
+	}
+	for _, c := range []struct {
+		filters []string
+		unknown []string
+		n       int
+	}{
+		{[]string{"Dead"}, nil, 0},
+		{[]string{"PrepareEpochFence", "Empty"}, nil, 1},
+		{[]string{"Bogus", "empty"}, []string{"Bogus", "empty"}, 0},
+	} {
+		req := kmsg.NewPtrListTransactionsRequest()
+		req.Version, req.StateFilters, req.DurationFilterMillis = 1, c.filters, -1
+		resp := p.do(req).(*kmsg.ListTransactionsResponse)
+		if resp.ErrorCode != 0 || len(resp.TransactionStates) != c.n || len(resp.UnknownStateFilters) != len(c.unknown) {
+			t.Errorf("filters %v: error %s, %d transactions, unknown %v; want %d, unknown %v", c.filters,
+				errName(resp.ErrorCode), len(resp.TransactionStates), resp.UnknownStateFilters, c.n, c.unknown)
+		}
+	}
+}
