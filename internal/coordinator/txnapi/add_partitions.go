@@ -54,7 +54,7 @@ func (s *Service) checkPartitions(version int16, parts []txn.TopicPartition) map
 		code := int16(0)
 		if version < 4 && metadata.IsInternalTopic(tp.Topic) {
 			code = kerr.TopicAuthorizationFailed.Code
-		} else if n, ok := s.Data.Partitions(tp.Topic); !ok || tp.Partition < 0 || tp.Partition >= n {
+		} else if !s.partitionExists(tp) {
 			code = kerr.UnknownTopicOrPartition.Code
 		}
 		if code != 0 {
@@ -70,6 +70,17 @@ func (s *Service) checkPartitions(version int16, parts []txn.TopicPartition) map
 		}
 	}
 	return codes
+}
+
+// partitionExists reports whether tp exists: __consumer_offsets has a partition per group
+// coordinator shard (what AddOffsetsToTxn adds and TxnOffsetCommit verifies), whether or not
+// the data plane serves it on this node; every other topic is the data plane's.
+func (s *Service) partitionExists(tp txn.TopicPartition) bool {
+	if tp.Topic == txn.OffsetsTopic {
+		return tp.Partition >= 0 && tp.Partition < s.Groups.Shards()
+	}
+	n, ok := s.Data.Partitions(tp.Topic)
+	return ok && tp.Partition >= 0 && tp.Partition < n
 }
 
 // addPartitions adds partitions and returns each one's error code.
