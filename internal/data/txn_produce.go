@@ -52,7 +52,8 @@ func (v txnVerification) lookup(t *topic, partition int32) *txnAppend {
 // verifyTransactional checks the transactional batches of a Produce before anything is
 // appended (Kafka's KafkaApis.handleProduceRequest and ReplicaManager's verification):
 // transactional batches without a transactional id fail the whole request with
-// TRANSACTIONAL_ID_AUTHORIZATION_FAILED (reqErr); otherwise each partition with a
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED (reqErr), and so do those of more than one producer
+// (id and epoch) with INVALID_PRODUCER_ID_MAPPING when verification is on; otherwise each partition with a
 // transactional batch is verified with the transaction coordinator, one call per producer.
 // Verification errors map as Kafka's AddPartitionsToTxnManager and ReplicaManager map them for
 // Produce (produceVerifyError).
@@ -97,6 +98,11 @@ func (p *Plane) verifyTransactional(ctx context.Context, req *kmsg.ProduceReques
 	}
 	if items == nil {
 		return nil, nil
+	}
+	if p.verifier != nil && len(items) > 1 {
+		// Kafka's ReplicaManager.appendRecordsWithTransactionVerification: the transactional
+		// batches of one request belong to one producer id and epoch.
+		return nil, kerr.InvalidProducerIDMapping
 	}
 	out := txnVerification{}
 	for pr, its := range items {

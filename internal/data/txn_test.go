@@ -543,3 +543,32 @@ func TestTxnMarkerOnlyProducerSequence(t *testing.T) {
 		t.Errorf("after a restart, seq 3: %s, want OUT_OF_ORDER_SEQUENCE_NUMBER", kerr.ErrorForCode(r.ErrorCode))
 	}
 }
+
+// One Produce carries the transactional batches of one producer: batches of two producer ids
+// (or two epochs) fail the whole request with INVALID_PRODUCER_ID_MAPPING and nothing is
+// appended (Kafka's ReplicaManager.appendRecordsWithTransactionVerification).
+func TestTxnProduceOneProducerPerRequest(t *testing.T) {
+	e := newEnv(t)
+	e.createTopic("t", 2, nil)
+	e.p.SetTxnVerifier(&verifier{})
+	for _, other := range [][2]int64{{5, 0}, {4, 1}} {
+		req := kmsg.NewPtrProduceRequest()
+		id := "tx"
+		req.Version, req.Acks, req.TransactionID = 11, -1, &id
+		req.Topics = []kmsg.ProduceRequestTopic{{Topic: "t", Partitions: []kmsg.ProduceRequestTopicPartition{
+			{Partition: 0, Records: txnBatch(4, 0, 0, 1)},
+			{Partition: 1, Records: txnBatch(other[0], int16(other[1]), 0, 1)},
+		}}}
+		for _, rp := range e.p.Produce(e.ctx, req).Topics[0].Partitions {
+			if rp.ErrorCode != kerr.InvalidProducerIDMapping.Code {
+				t.Errorf("producers 4/0 and %d/%d: partition %d answered %s, want INVALID_PRODUCER_ID_MAPPING",
+					other[0], other[1], rp.Partition, kerr.ErrorForCode(rp.ErrorCode))
+			}
+		}
+	}
+	for part := int32(0); part < 2; part++ {
+		if _, hw, _ := e.p.byName["t"].parts[part].stableOffsets(); hw != 0 {
+			t.Errorf("partition %d: high watermark %d, want nothing appended", part, hw)
+		}
+	}
+}
