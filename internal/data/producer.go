@@ -67,7 +67,8 @@ func incSeq(seq, delta int32) int32 {
 // the remembered batch when h is a duplicate of one (the caller answers with
 // its base offset and no error). Errors: INVALID_PRODUCER_EPOCH for an older
 // epoch, OUT_OF_ORDER_SEQUENCE_NUMBER for a gap or a new epoch not starting at
-// sequence 0. A producer this partition has no state for may start anywhere.
+// sequence 0. A producer this partition has no state for may start anywhere; one it
+// knows from a transaction marker only starts at 0.
 func (ps *producerState) check(h batchHeader) (*producerBatch, *kerr.Error) {
 	if ps == nil {
 		return nil, nil
@@ -77,11 +78,15 @@ func (ps *producerState) check(h batchHeader) (*producerBatch, *kerr.Error) {
 		return nil, kerr.InvalidProducerEpoch
 	}
 	if len(ps.batches) == 0 {
+		// Known from a transaction marker only: an epoch and no sequence yet, so the next
+		// batch starts at 0, at this epoch or a newer one (Kafka's
+		// ProducerAppendInfo.checkSequence: only a producer with no epoch starts anywhere).
+		if h.BaseSequence != 0 {
+			return nil, kerr.OutOfOrderSequenceNumber
+		}
 		return nil, nil
 	}
 	switch {
-	case h.ProducerEpoch < ps.epoch:
-		return nil, kerr.InvalidProducerEpoch
 	case h.ProducerEpoch > ps.epoch:
 		if h.BaseSequence != 0 {
 			return nil, kerr.OutOfOrderSequenceNumber

@@ -52,11 +52,11 @@ func (v txnVerification) lookup(t *topic, partition int32) *txnAppend {
 // verifyTransactional checks the transactional batches of a Produce before anything is
 // appended (Kafka's KafkaApis.handleProduceRequest and ReplicaManager's verification):
 // transactional batches without a transactional id fail the whole request with
-// TRANSACTIONAL_ID_AUTHORIZATION_FAILED (reqErr); otherwise each partition with a
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED (reqErr), and so do those of more than one producer
+// (id and epoch) with INVALID_PRODUCER_ID_MAPPING when verification is on; otherwise each partition with a
 // transactional batch is verified with the transaction coordinator, one call per producer.
-// Verification errors map as Kafka's AddPartitionsToTxnManager maps them for Produce:
-// PRODUCER_FENCED → INVALID_PRODUCER_EPOCH, TRANSACTION_ABORTABLE (partition not added) →
-// INVALID_TXN_STATE below v11.
+// Verification errors map as Kafka's AddPartitionsToTxnManager and ReplicaManager map them for
+// Produce (produceVerifyError).
 func (p *Plane) verifyTransactional(ctx context.Context, req *kmsg.ProduceRequest) (txnVerification, *kerr.Error) {
 	type item struct {
 		t    *topic
@@ -99,6 +99,11 @@ func (p *Plane) verifyTransactional(ctx context.Context, req *kmsg.ProduceReques
 	if items == nil {
 		return nil, nil
 	}
+	if p.verifier != nil && len(items) > 1 {
+		// Kafka's ReplicaManager.appendRecordsWithTransactionVerification: the transactional
+		// batches of one request belong to one producer id and epoch.
+		return nil, kerr.InvalidProducerIDMapping
+	}
 	out := txnVerification{}
 	for pr, its := range items {
 		if p.verifier != nil {
@@ -123,11 +128,18 @@ func (p *Plane) verifyTransactional(ctx context.Context, req *kmsg.ProduceReques
 	return out, nil
 }
 
-// produceVerifyError maps a verification error to what Produce at version answers.
+// produceVerifyError maps a verification error to what Produce at version answers. A
+// verification the coordinator cannot answer yet (CONCURRENT_TRANSACTIONS under transaction
+// version 1, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR) is
+// NOT_ENOUGH_REPLICAS, which every producer retries without a metadata refresh (Kafka's
+// ReplicaManager, after AddPartitionsToTxnManager).
 func produceVerifyError(err *kerr.Error, version int16) *kerr.Error {
 	switch {
 	case err == nil:
 		return nil
+	case err == kerr.ConcurrentTransactions, err == kerr.CoordinatorLoadInProgress,
+		err == kerr.CoordinatorNotAvailable, err == kerr.NotCoordinator:
+		return kerr.NotEnoughReplicas
 	case err == kerr.ProducerFenced:
 		return kerr.InvalidProducerEpoch
 	case err == kerr.TransactionAbortable && version < 11:

@@ -484,3 +484,91 @@ func TestCleanerTransactions(t *testing.T) {
 		t.Fatalf("abort marker 2 went while its (emptied) batch was still in the log: %v", o)
 	}
 }
+
+// A verification the transaction coordinator cannot answer yet (the transaction is completing,
+// the coordinator is loading, moved or unreachable) answers NOT_ENOUGH_REPLICAS, which every
+// producer retries without a metadata refresh (Kafka's ReplicaManager translates these
+// verification errors so that older clients retry), at every Produce version.
+func TestTxnProduceVerificationRetriable(t *testing.T) {
+	e := newEnv(t)
+	e.createTopic("t", 4, nil)
+	v := &verifier{errs: map[TopicPartition]*kerr.Error{
+		{"t", 0}: kerr.ConcurrentTransactions,
+		{"t", 1}: kerr.CoordinatorLoadInProgress,
+		{"t", 2}: kerr.CoordinatorNotAvailable,
+		{"t", 3}: kerr.NotCoordinator,
+	}}
+	e.p.SetTxnVerifier(v)
+	for _, version := range []int16{3, 10, 11} {
+		for part := int32(0); part < 4; part++ {
+			if r := e.produceTxn("tx", "t", part, version, txnBatch(4, 0, 0, 1)); r.ErrorCode != kerr.NotEnoughReplicas.Code {
+				t.Errorf("v%d partition %d (%s): %s, want NOT_ENOUGH_REPLICAS", version, part,
+					v.errs[TopicPartition{"t", part}], kerr.ErrorForCode(r.ErrorCode))
+			}
+		}
+	}
+}
+
+// A producer a partition knows only from a transaction marker (its transaction added the
+// partition but wrote nothing there) has an epoch and no sequence yet: its next batch must
+// start at sequence 0, at that epoch or a newer one (Kafka's ProducerAppendInfo.checkSequence:
+// only a producer with no epoch at all may start anywhere).
+func TestTxnMarkerOnlyProducerSequence(t *testing.T) {
+	e := newEnv(t)
+	e.createTopic("t", 1, nil)
+	if err := e.marker("t", 0, 7, 2, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		epoch int16
+		seq   int32
+		want  int16
+	}{
+		{2, 5, kerr.OutOfOrderSequenceNumber.Code},
+		{3, 4, kerr.OutOfOrderSequenceNumber.Code},
+		{1, 0, kerr.InvalidProducerEpoch.Code},
+		{2, 0, 0},
+		{2, 1, 0},
+	} {
+		if r := e.produceTxn("tx", "t", 0, 9, txnBatch(7, c.epoch, c.seq, 1)); r.ErrorCode != c.want {
+			t.Errorf("epoch %d seq %d: %s, want %s", c.epoch, c.seq, kerr.ErrorForCode(r.ErrorCode), kerr.ErrorForCode(c.want))
+		}
+	}
+	// The same after a restart (the marker's producer state is durable).
+	if err := e.marker("t", 0, 8, 0, true); err != nil {
+		t.Fatal(err)
+	}
+	e.restart()
+	if r := e.produceTxn("tx", "t", 0, 9, txnBatch(8, 0, 3, 1)); r.ErrorCode != kerr.OutOfOrderSequenceNumber.Code {
+		t.Errorf("after a restart, seq 3: %s, want OUT_OF_ORDER_SEQUENCE_NUMBER", kerr.ErrorForCode(r.ErrorCode))
+	}
+}
+
+// One Produce carries the transactional batches of one producer: batches of two producer ids
+// (or two epochs) fail the whole request with INVALID_PRODUCER_ID_MAPPING and nothing is
+// appended (Kafka's ReplicaManager.appendRecordsWithTransactionVerification).
+func TestTxnProduceOneProducerPerRequest(t *testing.T) {
+	e := newEnv(t)
+	e.createTopic("t", 2, nil)
+	e.p.SetTxnVerifier(&verifier{})
+	for _, other := range [][2]int64{{5, 0}, {4, 1}} {
+		req := kmsg.NewPtrProduceRequest()
+		id := "tx"
+		req.Version, req.Acks, req.TransactionID = 11, -1, &id
+		req.Topics = []kmsg.ProduceRequestTopic{{Topic: "t", Partitions: []kmsg.ProduceRequestTopicPartition{
+			{Partition: 0, Records: txnBatch(4, 0, 0, 1)},
+			{Partition: 1, Records: txnBatch(other[0], int16(other[1]), 0, 1)},
+		}}}
+		for _, rp := range e.p.Produce(e.ctx, req).Topics[0].Partitions {
+			if rp.ErrorCode != kerr.InvalidProducerIDMapping.Code {
+				t.Errorf("producers 4/0 and %d/%d: partition %d answered %s, want INVALID_PRODUCER_ID_MAPPING",
+					other[0], other[1], rp.Partition, kerr.ErrorForCode(rp.ErrorCode))
+			}
+		}
+	}
+	for part := int32(0); part < 2; part++ {
+		if _, hw, _ := e.p.byName["t"].parts[part].stableOffsets(); hw != 0 {
+			t.Errorf("partition %d: high watermark %d, want nothing appended", part, hw)
+		}
+	}
+}

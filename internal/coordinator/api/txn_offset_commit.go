@@ -19,13 +19,54 @@ type TxnVerifier interface {
 }
 
 // TxnOffsetCommit serves TxnOffsetCommit v0–v4 (Kafka's handleTxnOffsetCommitRequest and
-// commitTransactionalOffsets): an empty group id is INVALID_GROUP_ID; the group's partition must
-// be in the producer's transaction (AddOffsetsToTxn) — PRODUCER_FENCED answers
-// INVALID_PRODUCER_EPOCH, a partition not added INVALID_TXN_STATE up to v3 and
-// TRANSACTION_ABORTABLE from v4; partitions of unknown topics answer UNKNOWN_TOPIC_OR_PARTITION;
-// the rest is coordinator.TxnOffsetCommit. COORDINATOR_LOAD_IN_PROGRESS is
-// COORDINATOR_NOT_AVAILABLE below v2. Partitions answer in request order.
+// commitTransactionalOffsets). Partitions of unknown topics (or past a topic's partition count)
+// answer UNKNOWN_TOPIC_OR_PARTITION first, as KafkaApis.handleTxnOffsetCommitRequest does before
+// it calls the group coordinator: no other error overwrites them, and a request with only such
+// partitions is not verified at all. The rest go to commitKnown. Partitions answer in request
+// order.
 func (s *Service) TxnOffsetCommit(ctx context.Context, meta coordinator.Meta, req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
+	known, unknown := splitUnknownPartitions(s.image(), req.Topics,
+		func(t kmsg.TxnOffsetCommitRequestTopic) (string, []kmsg.TxnOffsetCommitRequestTopicPartition) {
+			return t.Topic, t.Partitions
+		},
+		func(p kmsg.TxnOffsetCommitRequestTopicPartition) int32 { return p.Partition },
+		func(t kmsg.TxnOffsetCommitRequestTopic, ps []kmsg.TxnOffsetCommitRequestTopicPartition) kmsg.TxnOffsetCommitRequestTopic {
+			t.Partitions = ps
+			return t
+		})
+	if len(unknown) == 0 {
+		return s.commitKnown(ctx, meta, req)
+	}
+	codes := map[topicPartition]int16{}
+	if len(known) > 0 {
+		sub := *req
+		sub.Topics = known
+		for _, t := range s.commitKnown(ctx, meta, &sub).Topics {
+			for _, p := range t.Partitions {
+				codes[topicPartition{t.Topic, p.Partition}] = p.ErrorCode
+			}
+		}
+	}
+	for tp := range unknown {
+		codes[tp] = kerr.UnknownTopicOrPartition.Code
+	}
+	out := coordinator.TxnOffsetCommitResponse(req, nil)
+	for i := range out.Topics {
+		for j := range out.Topics[i].Partitions {
+			rp := &out.Topics[i].Partitions[j]
+			rp.ErrorCode = codes[topicPartition{out.Topics[i].Topic, rp.Partition}]
+		}
+	}
+	return out
+}
+
+// commitKnown commits partitions of known topics (Kafka's
+// GroupCoordinatorService.commitTransactionalOffsets): an empty group id is INVALID_GROUP_ID;
+// the group's partition must be in the producer's transaction (AddOffsetsToTxn) —
+// PRODUCER_FENCED answers INVALID_PRODUCER_EPOCH, a partition not added INVALID_TXN_STATE up to
+// v3 and TRANSACTION_ABORTABLE from v4; the rest is coordinator.TxnOffsetCommit.
+// COORDINATOR_LOAD_IN_PROGRESS is COORDINATOR_NOT_AVAILABLE below v2.
+func (s *Service) commitKnown(ctx context.Context, meta coordinator.Meta, req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
 	fail := func(err error) *kmsg.TxnOffsetCommitResponse {
 		if req.Version < 2 && err == kerr.CoordinatorLoadInProgress {
 			err = kerr.CoordinatorNotAvailable
@@ -47,41 +88,11 @@ func (s *Service) TxnOffsetCommit(ctx context.Context, meta coordinator.Meta, re
 			return fail(verr)
 		}
 	}
-	known, unknown := splitUnknownPartitions(s.image(), req.Topics,
-		func(t kmsg.TxnOffsetCommitRequestTopic) (string, []kmsg.TxnOffsetCommitRequestTopicPartition) {
-			return t.Topic, t.Partitions
-		},
-		func(p kmsg.TxnOffsetCommitRequestTopicPartition) int32 { return p.Partition },
-		func(t kmsg.TxnOffsetCommitRequestTopic, ps []kmsg.TxnOffsetCommitRequestTopicPartition) kmsg.TxnOffsetCommitRequestTopic {
-			t.Partitions = ps
-			return t
-		})
-	sub := *req
-	sub.Topics = known
-	resp, err := doShard(ctx, s, shard, meta, coordinator.TxnOffsetCommit(&sub))
+	resp, err := doShard(ctx, s, shard, meta, coordinator.TxnOffsetCommit(req))
 	if err != nil {
 		return fail(err)
 	}
-	if len(unknown) == 0 {
-		return resp
-	}
-	codes := map[topicPartition]int16{}
-	for _, t := range resp.Topics {
-		for _, p := range t.Partitions {
-			codes[topicPartition{t.Topic, p.Partition}] = p.ErrorCode
-		}
-	}
-	for tp := range unknown {
-		codes[tp] = kerr.UnknownTopicOrPartition.Code
-	}
-	out := coordinator.TxnOffsetCommitResponse(req, nil)
-	for i := range out.Topics {
-		for j := range out.Topics[i].Partitions {
-			rp := &out.Topics[i].Partitions[j]
-			rp.ErrorCode = codes[topicPartition{out.Topics[i].Topic, rp.Partition}]
-		}
-	}
-	return out
+	return resp
 }
 
 // CompleteTransaction applies a transaction marker to a group coordinator shard (the

@@ -9,14 +9,16 @@ import (
 
 	"github.com/muster-io/muster/internal/coordinator"
 	"github.com/muster-io/muster/internal/coordinator/txn"
+	"github.com/muster-io/muster/internal/metadata"
 )
 
 // AddPartitionsToTxn serves AddPartitionsToTxn v0–v5 (Kafka's
-// handleAddPartitionsToTxnRequest). v0–v3 (clients): partitions of unknown topics answer
-// UNKNOWN_TOPIC_OR_PARTITION and every other partition OPERATION_NOT_ATTEMPTED; otherwise the
+// handleAddPartitionsToTxnRequest). v0–v3 (clients): partitions of internal or unknown topics
+// fail (checkPartitions) and every other partition answers OPERATION_NOT_ATTEMPTED; otherwise the
 // shard's answer (txn.AddPartitions) goes to every partition, PRODUCER_FENCED being
 // INVALID_PRODUCER_EPOCH below v2. v4+ (brokers; authorized with CLUSTER_ACTION by the caller)
-// batches transactions, each added or, with VerifyOnly, verified (KIP-890 part 1).
+// batches transactions, each checked the same way (internal topics allowed) and then added or,
+// with VerifyOnly, verified (KIP-890 part 1).
 func (s *Service) AddPartitionsToTxn(ctx context.Context, meta coordinator.Meta, req *kmsg.AddPartitionsToTxnRequest) *kmsg.AddPartitionsToTxnResponse {
 	resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
 	if req.Version >= 4 {
@@ -40,24 +42,53 @@ func (s *Service) AddPartitionsToTxn(ctx context.Context, meta coordinator.Meta,
 	return resp
 }
 
+// checkPartitions applies KafkaApis.handleAddPartitionsToTxnRequest's checks before the
+// coordinator: from a client (v0–v3) an internal topic is never writable
+// (TOPIC_AUTHORIZATION_FAILED, whatever the authorizer says: Kafka authorizes only the
+// non-internal topics), an unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION (every
+// version, VerifyOnly too); if any partition fails, every other one answers
+// OPERATION_NOT_ATTEMPTED. It returns nil when all pass.
+func (s *Service) checkPartitions(version int16, parts []txn.TopicPartition) map[txn.TopicPartition]int16 {
+	var codes map[txn.TopicPartition]int16
+	for _, tp := range parts {
+		code := int16(0)
+		if version < 4 && metadata.IsInternalTopic(tp.Topic) {
+			code = kerr.TopicAuthorizationFailed.Code
+		} else if !s.partitionExists(tp) {
+			code = kerr.UnknownTopicOrPartition.Code
+		}
+		if code != 0 {
+			if codes == nil {
+				codes = make(map[txn.TopicPartition]int16, len(parts))
+			}
+			codes[tp] = code
+		}
+	}
+	for _, tp := range parts {
+		if codes != nil && codes[tp] == 0 {
+			codes[tp] = kerr.OperationNotAttempted.Code
+		}
+	}
+	return codes
+}
+
+// partitionExists reports whether tp exists: __consumer_offsets has a partition per group
+// coordinator shard (what AddOffsetsToTxn adds and TxnOffsetCommit verifies), whether or not
+// the data plane serves it on this node; every other topic is the data plane's.
+func (s *Service) partitionExists(tp txn.TopicPartition) bool {
+	if tp.Topic == txn.OffsetsTopic {
+		return tp.Partition >= 0 && tp.Partition < s.Groups.Shards()
+	}
+	n, ok := s.Data.Partitions(tp.Topic)
+	return ok && tp.Partition >= 0 && tp.Partition < n
+}
+
 // addPartitions adds partitions and returns each one's error code.
 func (s *Service) addPartitions(ctx context.Context, meta coordinator.Meta, version int16, id string, pid int64, epoch int16, parts []txn.TopicPartition) map[txn.TopicPartition]int16 {
-	codes := make(map[txn.TopicPartition]int16, len(parts))
-	unknown := false
-	for _, tp := range parts {
-		if n, ok := s.Data.Partitions(tp.Topic); !ok || tp.Partition < 0 || tp.Partition >= n {
-			codes[tp] = kerr.UnknownTopicOrPartition.Code
-			unknown = true
-		}
-	}
-	if unknown {
-		for _, tp := range parts {
-			if codes[tp] == 0 {
-				codes[tp] = kerr.OperationNotAttempted.Code
-			}
-		}
+	if codes := s.checkPartitions(version, parts); codes != nil {
 		return codes
 	}
+	codes := make(map[txn.TopicPartition]int16, len(parts))
 	res, err := do(ctx, s, id, meta, txn.AddPartitions(id, pid, epoch, parts))
 	if err == nil {
 		err = res
@@ -74,14 +105,16 @@ func (s *Service) addOrVerify(ctx context.Context, meta coordinator.Meta, t kmsg
 	rt := kmsg.NewAddPartitionsToTxnResponseTransaction()
 	rt.TransactionalID = t.TransactionalID
 	parts := topicsOf(t.Topics, func(x kmsg.AddPartitionsToTxnRequestTransactionTopic) (string, []int32) { return x.Topic, x.Partitions })
-	var codes map[txn.TopicPartition]int16
-	if t.VerifyOnly {
+	codes := s.checkPartitions(4, parts)
+	switch {
+	case codes != nil: // a partition failed the checks: nothing added or verified
+	case t.VerifyOnly:
 		errs := s.VerifyPartitions(ctx, t.TransactionalID, t.ProducerID, t.ProducerEpoch, parts)
 		codes = map[txn.TopicPartition]int16{}
 		for i, tp := range parts {
 			codes[tp] = codeOf(errOrNil(errs[i]))
 		}
-	} else {
+	default:
 		codes = s.addPartitions(ctx, meta, 4, t.TransactionalID, t.ProducerID, t.ProducerEpoch, parts)
 	}
 	for _, x := range t.Topics {

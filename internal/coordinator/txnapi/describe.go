@@ -50,8 +50,8 @@ func (s *Service) DescribeTransactions(ctx context.Context, meta coordinator.Met
 }
 
 // ListTransactions serves ListTransactions v0–v2 (KIP-664, KIP-994, KIP-1152): every shard's
-// transactions matching the filters, sorted by id; unknown state names are returned in
-// UnknownStateFilters (and match nothing), an invalid id pattern is INVALID_REGULAR_EXPRESSION,
+// transactions matching the filters, sorted by id; names that are no transaction state are
+// returned in UnknownStateFilters (and match nothing), an invalid id pattern is INVALID_REGULAR_EXPRESSION,
 // and a shard still loading makes the answer COORDINATOR_LOAD_IN_PROGRESS.
 func (s *Service) ListTransactions(ctx context.Context, meta coordinator.Meta, req *kmsg.ListTransactionsRequest) *kmsg.ListTransactionsResponse {
 	resp := req.ResponseKind().(*kmsg.ListTransactionsResponse)
@@ -59,8 +59,10 @@ func (s *Service) ListTransactions(ctx context.Context, meta coordinator.Meta, r
 	if len(req.StateFilters) > 0 {
 		f.States = map[txn.State]bool{}
 		for _, n := range req.StateFilters {
+			// Every name of Kafka's TransactionState is known (TransactionState.fromName), the
+			// transient Dead and PrepareEpochFence too: they match no listed transaction.
 			st, ok := txn.ParseState(n)
-			if !ok || st == txn.Dead || st == txn.PrepareEpochFence {
+			if !ok {
 				resp.UnknownStateFilters = append(resp.UnknownStateFilters, n)
 				continue
 			}
