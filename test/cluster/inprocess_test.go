@@ -318,8 +318,16 @@ func TestClusterTransactionCoordinator(t *testing.T) {
 			req.ProducerID, req.ProducerEpoch = -1, -1
 			return do(b, req).(*kmsg.InitProducerIDResponse).ErrorCode
 		}
-		if code := init(byID[owner]); code != 0 {
-			t.Fatalf("InitProducerID of %s at its coordinator %d: error %d", id, owner, code)
+		// FindCoordinator names the owner as soon as it holds the shard's lease; until the
+		// shard has loaded, the owner answers COORDINATOR_LOAD_IN_PROGRESS, which clients retry.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			code := init(byID[owner])
+			if code == 0 {
+				break
+			}
+			if code != 14 || time.Now().After(deadline) {
+				t.Fatalf("InitProducerID of %s at its coordinator %d: error %d", id, owner, code)
+			}
 		}
 		if code := init(byID[3-owner]); code != 16 {
 			t.Fatalf("InitProducerID of %s at node %d: error %d, want NOT_COORDINATOR", id, 3-owner, code)
