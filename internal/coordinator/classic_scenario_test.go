@@ -422,10 +422,25 @@ func TestClassicLeaveGroup(t *testing.T) {
 		if g.NumMembers() != 1 {
 			t.Fatalf("members after leave = %d, want 1 (%s)", g.NumMembers(), idB)
 		}
-		// Unknown group on v3+: GROUP_ID_NOT_FOUND.
+		// Unknown group on v3+ (Kafka's GroupCoordinatorService.leaveGroup, "Group was not
+		// found"): no group-level error, UNKNOWN_MEMBER_ID for every member; v0–v2 carry it
+		// at the top level.
 		req.Group = "nope"
 		resp = coordtest.DoMeta(h, clMeta(5, "cli"), coordinator.LeaveGroup(req)).Resp
-		clWantCode(t, "unknown group", resp.ErrorCode, kerr.GroupIDNotFound)
+		clWantCode(t, "unknown group", resp.ErrorCode, nil)
+		if len(resp.Members) != len(req.Members) {
+			t.Fatalf("unknown group: %d members answered, want %d", len(resp.Members), len(req.Members))
+		}
+		for i, m := range resp.Members {
+			if m.MemberID != req.Members[i].MemberID || m.InstanceID != req.Members[i].InstanceID {
+				t.Errorf("unknown group member %d = %s/%v, want %s/%v", i, m.MemberID, m.InstanceID, req.Members[i].MemberID, req.Members[i].InstanceID)
+			}
+			clWantCode(t, "unknown group member "+m.MemberID, m.ErrorCode, kerr.UnknownMemberID)
+		}
+		v2 := kmsg.NewPtrLeaveGroupRequest()
+		v2.Version, v2.Group, v2.MemberID = 2, "nope", "m"
+		resp = coordtest.DoMeta(h, clMeta(2, "cli"), coordinator.LeaveGroup(v2)).Resp
+		clWantCode(t, "unknown group v2", resp.ErrorCode, kerr.UnknownMemberID)
 	})
 }
 
