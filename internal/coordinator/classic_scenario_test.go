@@ -629,12 +629,15 @@ func TestClassicJoinValidation(t *testing.T) {
 	h := clHarness()
 	clWantJoinErr(t, clJoin(h, 5, "", clSession(5*time.Second)), kerr.InvalidSessionTimeout)
 	clWantJoinErr(t, clJoin(h, 5, "", clSession(31*time.Minute)), kerr.InvalidSessionTimeout)
-	clWantJoinErr(t, clJoin(h, 5, "", func(r *kmsg.JoinGroupRequest) { r.ProtocolType = "" }), kerr.InconsistentGroupProtocol)
-	clWantJoinErr(t, clJoin(h, 5, "", clProtos()), kerr.InconsistentGroupProtocol)
 	clWantJoinErr(t, clJoin(h, 5, "someone"), kerr.UnknownMemberID) // known id, no group
 	if _, ok := h.St.Groups[clGroup]; ok {
 		t.Fatalf("a rejected join created the group")
 	}
+	// Kafka creates the group before ClassicGroup.supportsProtocols refuses the member (an
+	// Empty group, removed by the expiry sweep when it gets no offsets).
+	clWantJoinErr(t, clJoin(h, 5, "", func(r *kmsg.JoinGroupRequest) { r.ProtocolType = "" }), kerr.InconsistentGroupProtocol)
+	clWantJoinErr(t, clJoin(h, 5, "", clProtos()), kerr.InconsistentGroupProtocol)
+	clWantState(t, h, coordinator.ClassicEmpty)
 	ids, _ := clStable(t, h, 1)
 	clWantJoinErr(t, clJoin(h, 5, "", func(r *kmsg.JoinGroupRequest) { r.ProtocolType = "connect" }), kerr.InconsistentGroupProtocol)
 	clWantJoinErr(t, clJoin(h, 5, "", clProtos("roundrobin")), kerr.InconsistentGroupProtocol)
@@ -653,6 +656,32 @@ func TestClassicGroupMaxSize(t *testing.T) {
 	}
 	r = clWantJoinErr(t, clJoin(h, 3, ""), kerr.GroupMaxSizeReached)
 	clWantState(t, h, coordinator.ClassicStable)
+	// The size is checked before the protocols (Kafka's classicGroupJoinToClassicGroup:
+	// acceptJoiningMember, then supportsProtocols).
+	clWantJoinErr(t, clJoin(h, 3, "", clProtos("roundrobin")), kerr.GroupMaxSizeReached)
+	clWantJoinErr(t, clJoin(h, 3, "", func(r *kmsg.JoinGroupRequest) { r.ProtocolType = "" }), kerr.GroupMaxSizeReached)
+}
+
+// TestClassicJoinCheckOrder: JoinGroup looks the group up before it judges the protocols
+// (Kafka's classicGroupJoinToClassicGroup): a member id for a group that does not exist is
+// UNKNOWN_MEMBER_ID whatever its protocols, and a new member with no protocol type or no
+// protocols creates the group (Empty) and is then refused INCONSISTENT_GROUP_PROTOCOL by
+// ClassicGroup.supportsProtocols.
+func TestClassicJoinCheckOrder(t *testing.T) {
+	noType := func(r *kmsg.JoinGroupRequest) { r.ProtocolType = "" }
+	h := clHarness()
+	r := clWantJoinErr(t, clJoin(h, 5, "m-1", noType), kerr.UnknownMemberID)
+	if r.MemberID != "m-1" {
+		t.Fatalf("UNKNOWN_MEMBER_ID answered member id %q, want m-1", r.MemberID)
+	}
+	clWantJoinErr(t, clJoin(h, 5, "m-1", clProtos()), kerr.UnknownMemberID)
+	if _, ok := h.St.Groups[clGroup]; ok {
+		t.Fatalf("a join with an unknown member id created the group")
+	}
+	clWantJoinErr(t, clJoin(h, 5, "", noType), kerr.InconsistentGroupProtocol)
+	clWantState(t, h, coordinator.ClassicEmpty)
+	clWantJoinErr(t, clJoin(h, 3, "", clProtos()), kerr.InconsistentGroupProtocol)
+	clWantState(t, h, coordinator.ClassicEmpty)
 }
 
 func clCommit(h *coordtest.Harness, v int16, member string, gen int32, instance *string) int16 {

@@ -41,3 +41,36 @@ func TestLeaveGroupUnknownGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinGroupCheckOrder: JoinGroup looks the group up and applies group.max.size before it
+// judges the protocols (Kafka's classicGroupJoinToClassicGroup, then supportsProtocols).
+func TestJoinGroupCheckOrder(t *testing.T) {
+	b := testutil.Start(t, "group.max.size=1")
+	addr := b.Addr()
+	otTopics(t, addr, map[string]int32{"t": 1})
+	join := func(v int16, group, member, protoType string, protocols ...string) *kmsg.JoinGroupResponse {
+		req := kmsg.NewPtrJoinGroupRequest()
+		req.Group, req.MemberID, req.ProtocolType = group, member, protoType
+		req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 10000, 30000
+		for _, n := range protocols {
+			p := kmsg.NewJoinGroupRequestProtocol()
+			p.Name, p.Metadata = n, []byte{0, 1, 0, 0, 0, 0, 0, 0}
+			req.Protocols = append(req.Protocols, p)
+		}
+		return otSend[*kmsg.JoinGroupResponse](t, addr, v, req)
+	}
+	want := func(what string, r *kmsg.JoinGroupResponse, code int16) {
+		t.Helper()
+		if r.ErrorCode != code {
+			t.Errorf("%s: %v, want %v", what, kerr.ErrorForCode(r.ErrorCode), kerr.ErrorForCode(code))
+		}
+	}
+	want("member id, no group, no protocol type", join(5, "absent", "m-1", ""), kerr.UnknownMemberID.Code)
+	want("member id, no group, no protocols", join(5, "absent", "m-1", "consumer"), kerr.UnknownMemberID.Code)
+	want("new member, no protocol type", join(5, "absent", "", "", "range"), kerr.InconsistentGroupProtocol.Code)
+
+	otJoin(t, addr, "full", "consumer", "t")
+	want("full group, other protocol", join(3, "full", "", "consumer", "roundrobin"), kerr.GroupMaxSizeReached.Code)
+	want("full group, other protocol type", join(5, "full", "", "connect", "range"), kerr.GroupMaxSizeReached.Code)
+	want("full group, same protocol", join(3, "full", "", "consumer", "range"), kerr.GroupMaxSizeReached.Code)
+}
