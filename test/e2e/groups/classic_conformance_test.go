@@ -74,3 +74,54 @@ func TestJoinGroupCheckOrder(t *testing.T) {
 	want("full group, other protocol type", join(5, "full", "", "connect", "range"), kerr.GroupMaxSizeReached.Code)
 	want("full group, same protocol", join(3, "full", "", "consumer", "range"), kerr.GroupMaxSizeReached.Code)
 }
+
+// TestOffsetFetchRequireStableV7: OffsetFetch v7 (RequireStable, one group, top-level topics)
+// answers a partition with a pending transactional offset UNSTABLE_OFFSET_COMMIT at the partition
+// level, as v8+ does (Kafka's OffsetFetchResponse keeps each partition's error for v2–v7).
+func TestOffsetFetchRequireStableV7(t *testing.T) {
+	b := testutil.Start(t)
+	addr := b.Addr()
+	otTopics(t, addr, map[string]int32{"t": 2})
+	otCommit(t, addr, "tg", map[string]map[int32]otOffset{"t": {0: {3, -1, ""}, 1: {4, -1, ""}}})
+	cl := otClient(t, addr)
+	ctx := otCtx(t)
+	txnID := "tx-stable"
+	ip := kmsg.NewPtrInitProducerIDRequest()
+	ip.TransactionalID, ip.TransactionTimeoutMillis = &txnID, 60000
+	ipr, err := ip.RequestWith(ctx, cl)
+	if err != nil || ipr.ErrorCode != 0 {
+		t.Fatalf("InitProducerID: %v %+v", err, ipr)
+	}
+	ao := kmsg.NewPtrAddOffsetsToTxnRequest()
+	ao.TransactionalID, ao.ProducerID, ao.ProducerEpoch, ao.Group = txnID, ipr.ProducerID, ipr.ProducerEpoch, "tg"
+	if r, err := ao.RequestWith(ctx, cl); err != nil || r.ErrorCode != 0 {
+		t.Fatalf("AddOffsetsToTxn: %v %+v", err, r)
+	}
+	tc := kmsg.NewPtrTxnOffsetCommitRequest()
+	tc.TransactionalID, tc.Group, tc.ProducerID, tc.ProducerEpoch, tc.Generation = txnID, "tg", ipr.ProducerID, ipr.ProducerEpoch, -1
+	tc.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 10, LeaderEpoch: -1}}}}
+	if r, err := tc.RequestWith(ctx, cl); err != nil || r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("TxnOffsetCommit: %v %+v", err, r)
+	}
+	for _, all := range []bool{true, false} {
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Group, req.RequireStable = "tg", true
+		if !all {
+			req.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "t", Partitions: []int32{0, 1}}}
+		}
+		resp := otSend[*kmsg.OffsetFetchResponse](t, addr, 7, req)
+		if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 2 {
+			t.Fatalf("all=%v: %+v", all, resp)
+		}
+		for _, p := range resp.Topics[0].Partitions {
+			wantCode, wantOffset := int16(0), int64(4)
+			if p.Partition == 0 {
+				wantCode, wantOffset = kerr.UnstableOffsetCommit.Code, -1
+			}
+			if p.ErrorCode != wantCode || p.Offset != wantOffset {
+				t.Errorf("all=%v partition %d: offset %d %v, want %d %v", all, p.Partition, p.Offset,
+					kerr.ErrorForCode(p.ErrorCode), wantOffset, kerr.ErrorForCode(wantCode))
+			}
+		}
+	}
+}
