@@ -802,3 +802,33 @@ func TestClassicEmptyProtocolMetadata(t *testing.T) {
 		t.Fatalf("join with empty metadata: %+v", r)
 	}
 }
+
+// TestClassicCommitSession: a plain OffsetCommit of a member of a Stable group keeps its session
+// alive, a TxnOffsetCommit does not (Kafka's OffsetMetadataManager.commitOffset reschedules the
+// member's heartbeat, commitTransactionalOffset does not).
+func TestClassicCommitSession(t *testing.T) {
+	for _, txn := range []bool{false, true} {
+		h := clHarness()
+		ids, gen := clStable(t, h, 2)
+		h.Advance(6 * time.Second)
+		clWantCode(t, "a", clHeartbeat(h, ids[0], gen, nil), nil)
+		if txn {
+			req := kmsg.NewPtrTxnOffsetCommitRequest()
+			req.Version, req.TransactionalID, req.Group = 3, "tx", clGroup
+			req.ProducerID, req.ProducerEpoch, req.Generation, req.MemberID = 7, 0, gen, ids[1]
+			req.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1, LeaderEpoch: -1}}}}
+			resp := coordtest.Do(h, coordinator.TxnOffsetCommit(req)).Resp
+			clWantCode(t, "txn commit", resp.Topics[0].Partitions[0].ErrorCode, nil)
+		} else {
+			clWantCode(t, "commit", clCommit(h, 8, ids[1], gen, nil), nil)
+		}
+		h.Advance(5 * time.Second) // b: 11 s since its last heartbeat (session 10 s)
+		want := 2
+		if txn {
+			want = 1
+		}
+		if n := clGroupOf(t, h).NumMembers(); n != want {
+			t.Errorf("txn=%v: %d members 11 s after b's last heartbeat, want %d", txn, n, want)
+		}
+	}
+}
