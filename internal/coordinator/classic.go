@@ -195,7 +195,10 @@ func (g *ClassicGroup) ValidateOffsetCommit(st *State, c *CommitIdentity) error 
 	if !c.Transactional && g.state == ClassicCompletingRebalance {
 		return kerr.RebalanceInProgress
 	}
-	if m := g.members[c.MemberID]; m != nil && (g.state == ClassicStable || g.state == ClassicPreparingRebalance) {
+	// A plain commit keeps the member's session alive, a transactional one does not (Kafka's
+	// OffsetMetadataManager.commitOffset reschedules the heartbeat, commitTransactionalOffset
+	// does not).
+	if m := g.members[c.MemberID]; m != nil && !c.Transactional && (g.state == ClassicStable || g.state == ClassicPreparingRebalance) {
 		g.scheduleSession(st, m)
 	}
 	return nil

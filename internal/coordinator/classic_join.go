@@ -37,10 +37,6 @@ func JoinGroup(req *kmsg.JoinGroupRequest) func(st *State, c *JoinCall) {
 			c.Reply(st, joinError(c, req, kerr.InvalidSessionTimeout, req.MemberID))
 			return
 		}
-		if req.ProtocolType == "" || len(req.Protocols) == 0 {
-			c.Reply(st, joinError(c, req, kerr.InconsistentGroupProtocol, req.MemberID))
-			return
-		}
 		var g *ClassicGroup
 		switch existing := st.Groups[req.Group].(type) {
 		case nil:
@@ -68,15 +64,10 @@ func JoinGroup(req *kmsg.JoinGroupRequest) func(st *State, c *JoinCall) {
 	}
 }
 
+// join runs Kafka's classicGroupJoinToClassicGroup checks in its order: group.max.size first,
+// then a Dead group, then the protocols (an empty protocol type or list is refused by
+// supportsProtocols, after the group was looked up or created).
 func (g *ClassicGroup) join(st *State, c *JoinCall, req *kmsg.JoinGroupRequest, session time.Duration) {
-	if g.state == ClassicDead {
-		c.Reply(st, joinError(c, req, kerr.CoordinatorNotAvailable, req.MemberID))
-		return
-	}
-	if !g.supportsProtocols(req) {
-		c.Reply(st, joinError(c, req, kerr.InconsistentGroupProtocol, req.MemberID))
-		return
-	}
 	if !g.acceptJoiningMember(st, req.MemberID) {
 		// Kafka removes an existing member that is turned away and answers with no member id.
 		if m := g.members[req.MemberID]; m != nil {
@@ -86,6 +77,14 @@ func (g *ClassicGroup) join(st *State, c *JoinCall, req *kmsg.JoinGroupRequest, 
 		c.Reply(st, joinError(c, req, kerr.GroupMaxSizeReached, ""))
 		return
 	}
+	if g.state == ClassicDead {
+		c.Reply(st, joinError(c, req, kerr.CoordinatorNotAvailable, req.MemberID))
+		return
+	}
+	if !g.supportsProtocols(req) {
+		c.Reply(st, joinError(c, req, kerr.InconsistentGroupProtocol, req.MemberID))
+		return
+	}
 	if req.MemberID == "" {
 		g.joinUnknownMember(st, c, req, session)
 		return
@@ -93,12 +92,13 @@ func (g *ClassicGroup) join(st *State, c *JoinCall, req *kmsg.JoinGroupRequest, 
 	g.joinKnownMember(st, c, req, session)
 }
 
-// supportsProtocols (Kafka's ClassicGroup.supportsProtocols): an empty group takes any protocol
-// type; otherwise the type must match and at least one requested protocol must be supported by
-// every current member (the joining member's current protocols included).
+// supportsProtocols (Kafka's ClassicGroup.supportsProtocols): an empty group takes any non-empty
+// protocol type with at least one protocol; otherwise the type must match and at least one
+// requested protocol must be supported by every current member (the joining member's current
+// protocols included).
 func (g *ClassicGroup) supportsProtocols(req *kmsg.JoinGroupRequest) bool {
 	if g.state == ClassicEmpty {
-		return true
+		return req.ProtocolType != "" && len(req.Protocols) > 0
 	}
 	if g.protocolType != req.ProtocolType {
 		return false

@@ -422,10 +422,25 @@ func TestClassicLeaveGroup(t *testing.T) {
 		if g.NumMembers() != 1 {
 			t.Fatalf("members after leave = %d, want 1 (%s)", g.NumMembers(), idB)
 		}
-		// Unknown group on v3+: GROUP_ID_NOT_FOUND.
+		// Unknown group on v3+ (Kafka's GroupCoordinatorService.leaveGroup, "Group was not
+		// found"): no group-level error, UNKNOWN_MEMBER_ID for every member; v0–v2 carry it
+		// at the top level.
 		req.Group = "nope"
 		resp = coordtest.DoMeta(h, clMeta(5, "cli"), coordinator.LeaveGroup(req)).Resp
-		clWantCode(t, "unknown group", resp.ErrorCode, kerr.GroupIDNotFound)
+		clWantCode(t, "unknown group", resp.ErrorCode, nil)
+		if len(resp.Members) != len(req.Members) {
+			t.Fatalf("unknown group: %d members answered, want %d", len(resp.Members), len(req.Members))
+		}
+		for i, m := range resp.Members {
+			if m.MemberID != req.Members[i].MemberID || m.InstanceID != req.Members[i].InstanceID {
+				t.Errorf("unknown group member %d = %s/%v, want %s/%v", i, m.MemberID, m.InstanceID, req.Members[i].MemberID, req.Members[i].InstanceID)
+			}
+			clWantCode(t, "unknown group member "+m.MemberID, m.ErrorCode, kerr.UnknownMemberID)
+		}
+		v2 := kmsg.NewPtrLeaveGroupRequest()
+		v2.Version, v2.Group, v2.MemberID = 2, "nope", "m"
+		resp = coordtest.DoMeta(h, clMeta(2, "cli"), coordinator.LeaveGroup(v2)).Resp
+		clWantCode(t, "unknown group v2", resp.ErrorCode, kerr.UnknownMemberID)
 	})
 }
 
@@ -614,12 +629,15 @@ func TestClassicJoinValidation(t *testing.T) {
 	h := clHarness()
 	clWantJoinErr(t, clJoin(h, 5, "", clSession(5*time.Second)), kerr.InvalidSessionTimeout)
 	clWantJoinErr(t, clJoin(h, 5, "", clSession(31*time.Minute)), kerr.InvalidSessionTimeout)
-	clWantJoinErr(t, clJoin(h, 5, "", func(r *kmsg.JoinGroupRequest) { r.ProtocolType = "" }), kerr.InconsistentGroupProtocol)
-	clWantJoinErr(t, clJoin(h, 5, "", clProtos()), kerr.InconsistentGroupProtocol)
 	clWantJoinErr(t, clJoin(h, 5, "someone"), kerr.UnknownMemberID) // known id, no group
 	if _, ok := h.St.Groups[clGroup]; ok {
 		t.Fatalf("a rejected join created the group")
 	}
+	// Kafka creates the group before ClassicGroup.supportsProtocols refuses the member (an
+	// Empty group, removed by the expiry sweep when it gets no offsets).
+	clWantJoinErr(t, clJoin(h, 5, "", func(r *kmsg.JoinGroupRequest) { r.ProtocolType = "" }), kerr.InconsistentGroupProtocol)
+	clWantJoinErr(t, clJoin(h, 5, "", clProtos()), kerr.InconsistentGroupProtocol)
+	clWantState(t, h, coordinator.ClassicEmpty)
 	ids, _ := clStable(t, h, 1)
 	clWantJoinErr(t, clJoin(h, 5, "", func(r *kmsg.JoinGroupRequest) { r.ProtocolType = "connect" }), kerr.InconsistentGroupProtocol)
 	clWantJoinErr(t, clJoin(h, 5, "", clProtos("roundrobin")), kerr.InconsistentGroupProtocol)
@@ -638,6 +656,32 @@ func TestClassicGroupMaxSize(t *testing.T) {
 	}
 	r = clWantJoinErr(t, clJoin(h, 3, ""), kerr.GroupMaxSizeReached)
 	clWantState(t, h, coordinator.ClassicStable)
+	// The size is checked before the protocols (Kafka's classicGroupJoinToClassicGroup:
+	// acceptJoiningMember, then supportsProtocols).
+	clWantJoinErr(t, clJoin(h, 3, "", clProtos("roundrobin")), kerr.GroupMaxSizeReached)
+	clWantJoinErr(t, clJoin(h, 3, "", func(r *kmsg.JoinGroupRequest) { r.ProtocolType = "" }), kerr.GroupMaxSizeReached)
+}
+
+// TestClassicJoinCheckOrder: JoinGroup looks the group up before it judges the protocols
+// (Kafka's classicGroupJoinToClassicGroup): a member id for a group that does not exist is
+// UNKNOWN_MEMBER_ID whatever its protocols, and a new member with no protocol type or no
+// protocols creates the group (Empty) and is then refused INCONSISTENT_GROUP_PROTOCOL by
+// ClassicGroup.supportsProtocols.
+func TestClassicJoinCheckOrder(t *testing.T) {
+	noType := func(r *kmsg.JoinGroupRequest) { r.ProtocolType = "" }
+	h := clHarness()
+	r := clWantJoinErr(t, clJoin(h, 5, "m-1", noType), kerr.UnknownMemberID)
+	if r.MemberID != "m-1" {
+		t.Fatalf("UNKNOWN_MEMBER_ID answered member id %q, want m-1", r.MemberID)
+	}
+	clWantJoinErr(t, clJoin(h, 5, "m-1", clProtos()), kerr.UnknownMemberID)
+	if _, ok := h.St.Groups[clGroup]; ok {
+		t.Fatalf("a join with an unknown member id created the group")
+	}
+	clWantJoinErr(t, clJoin(h, 5, "", noType), kerr.InconsistentGroupProtocol)
+	clWantState(t, h, coordinator.ClassicEmpty)
+	clWantJoinErr(t, clJoin(h, 3, "", clProtos()), kerr.InconsistentGroupProtocol)
+	clWantState(t, h, coordinator.ClassicEmpty)
 }
 
 func clCommit(h *coordtest.Harness, v int16, member string, gen int32, instance *string) int16 {
@@ -756,5 +800,35 @@ func TestClassicEmptyProtocolMetadata(t *testing.T) {
 	clJoin(h, 5, ids[0], clMetadata(""))
 	if r := clJoinResp(t, c); r.ErrorCode != 0 || r.Protocol == nil || *r.Protocol != "range" {
 		t.Fatalf("join with empty metadata: %+v", r)
+	}
+}
+
+// TestClassicCommitSession: a plain OffsetCommit of a member of a Stable group keeps its session
+// alive, a TxnOffsetCommit does not (Kafka's OffsetMetadataManager.commitOffset reschedules the
+// member's heartbeat, commitTransactionalOffset does not).
+func TestClassicCommitSession(t *testing.T) {
+	for _, txn := range []bool{false, true} {
+		h := clHarness()
+		ids, gen := clStable(t, h, 2)
+		h.Advance(6 * time.Second)
+		clWantCode(t, "a", clHeartbeat(h, ids[0], gen, nil), nil)
+		if txn {
+			req := kmsg.NewPtrTxnOffsetCommitRequest()
+			req.Version, req.TransactionalID, req.Group = 3, "tx", clGroup
+			req.ProducerID, req.ProducerEpoch, req.Generation, req.MemberID = 7, 0, gen, ids[1]
+			req.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1, LeaderEpoch: -1}}}}
+			resp := coordtest.Do(h, coordinator.TxnOffsetCommit(req)).Resp
+			clWantCode(t, "txn commit", resp.Topics[0].Partitions[0].ErrorCode, nil)
+		} else {
+			clWantCode(t, "commit", clCommit(h, 8, ids[1], gen, nil), nil)
+		}
+		h.Advance(5 * time.Second) // b: 11 s since its last heartbeat (session 10 s)
+		want := 2
+		if txn {
+			want = 1
+		}
+		if n := clGroupOf(t, h).NumMembers(); n != want {
+			t.Errorf("txn=%v: %d members 11 s after b's last heartbeat, want %d", txn, n, want)
+		}
 	}
 }

@@ -172,12 +172,7 @@ func LeaveGroup(req *kmsg.LeaveGroupRequest) func(st *State, c *LeaveCall) {
 		}
 		raw, ok := st.Groups[req.Group]
 		if !ok {
-			if req.Version < 3 {
-				resp.ErrorCode = kerr.UnknownMemberID.Code
-			} else {
-				resp.ErrorCode = kerr.GroupIDNotFound.Code
-			}
-			c.Reply(st, resp)
+			c.Reply(st, leaveUnknownGroup(req, members))
 			return
 		}
 		g, ok := raw.(*ClassicGroup)
@@ -185,8 +180,7 @@ func LeaveGroup(req *kmsg.LeaveGroupRequest) func(st *State, c *LeaveCall) {
 			if leaveForeign(st, c, raw, req) {
 				return
 			}
-			resp.ErrorCode = kerr.UnknownMemberID.Code
-			c.Reply(st, resp)
+			c.Reply(st, leaveUnknownGroup(req, members))
 			return
 		}
 		if g.state == ClassicDead {
@@ -258,4 +252,22 @@ func LeaveGroup(req *kmsg.LeaveGroupRequest) func(st *State, c *LeaveCall) {
 		}
 		c.Reply(st, resp)
 	}
+}
+
+// leaveUnknownGroup answers a LeaveGroup whose group does not exist or is neither classic nor
+// consumer (Kafka's GroupCoordinatorService.leaveGroup turns the shard's UNKNOWN_MEMBER_ID "group
+// not found" into a member-level error): v3+ answer every member UNKNOWN_MEMBER_ID with no
+// group-level error, v0–v2 carry it at the top level.
+func leaveUnknownGroup(req *kmsg.LeaveGroupRequest, members []kmsg.LeaveGroupRequestMember) *kmsg.LeaveGroupResponse {
+	resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
+	if req.Version < 3 {
+		resp.ErrorCode = kerr.UnknownMemberID.Code
+		return resp
+	}
+	for _, lm := range members {
+		rm := kmsg.NewLeaveGroupResponseMember()
+		rm.MemberID, rm.InstanceID, rm.ErrorCode = lm.MemberID, lm.InstanceID, kerr.UnknownMemberID.Code
+		resp.Members = append(resp.Members, rm)
+	}
+	return resp
 }

@@ -114,8 +114,11 @@ func (s *Service) OffsetFetch(ctx context.Context, meta coordinator.Meta, req *k
 		rt := kmsg.NewOffsetFetchResponseTopic()
 		rt.Topic = t.Topic
 		for _, p := range t.Partitions {
+			// Each partition keeps its own error (v7 RequireStable: UNSTABLE_OFFSET_COMMIT), as
+			// Kafka's OffsetFetchResponse does when it answers v2–v7 from the group shape.
 			rp := kmsg.NewOffsetFetchResponseTopicPartition()
 			rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata = p.Partition, p.Offset, p.LeaderEpoch, p.Metadata
+			rp.ErrorCode = p.ErrorCode
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
