@@ -83,7 +83,7 @@ func copyAcrossNodes(t *testing.T, ns []*node, tlsOpts []kgo.Opt) {
 		}
 	}
 	opts := func(more ...kgo.Opt) []kgo.Opt { return append(append(clientOpts(sd), tlsOpts...), more...) }
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 
 	admin, err := kgo.NewClient(opts(userOpt("broker", "broker-secret"))...)
@@ -123,13 +123,15 @@ func copyAcrossNodes(t *testing.T, ns []*node, tlsOpts []kgo.Opt) {
 	// and the records refused are produced again (only those: each input record once).
 	for len(recs) > 0 {
 		var failed []*kgo.Record
+		var lastErr error
 		for _, r := range prod.ProduceSync(ctx, recs...) {
 			if r.Err != nil {
 				failed = append(failed, kgo.StringRecord(string(r.Record.Value)))
+				lastErr = r.Err
 			}
 		}
 		if len(failed) > 0 && ctx.Err() != nil {
-			t.Fatalf("%d records not produced as alice", len(failed))
+			t.Fatalf("%d records not produced as alice: %v", len(failed), lastErr)
 		}
 		if recs = failed; len(recs) > 0 {
 			time.Sleep(100 * time.Millisecond)
