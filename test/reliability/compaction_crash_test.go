@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,8 +11,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/muster-io/muster/internal/testutil"
 )
 
 // keyLedger is what the producer was told is durable on the compacted topic: every
@@ -49,15 +45,7 @@ func TestCompactionCrashLoop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the muster binary")
 	}
-	tmp := t.TempDir()
-	bin := testutil.BuildMuster(t)
-	dir := filepath.Join(tmp, "data")
-	addr, httpAddr := freePort(t), freePort(t)
-	logf, err := os.Create(filepath.Join(tmp, "serve.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close()
+	bin, dir, addr, httpAddr, logf := newServeEnv(t)
 	extra := []string{"--override", "log.cleaner.backoff.ms=5"}
 	p := startServe(t, bin, dir, addr, httpAddr, logf, extra...)
 	{

@@ -72,6 +72,21 @@ func freePort(t *testing.T) string {
 	return ln.Addr().String()
 }
 
+// newServeEnv sets up a test that runs `muster serve`: the binary, a data dir in a fresh temp
+// dir, two free loopback addresses (Kafka, HTTP) and the log file the children write (closed
+// when the test ends).
+func newServeEnv(t *testing.T) (bin, dir, addr, httpAddr string, logf *os.File) {
+	t.Helper()
+	tmp := t.TempDir()
+	bin = testutil.BuildMuster(t)
+	logf, err := os.Create(filepath.Join(tmp, "serve.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logf.Close() })
+	return bin, filepath.Join(tmp, "data"), freePort(t), freePort(t), logf
+}
+
 // startNoWait execs `muster serve` without waiting for it to be ready; extra are further
 // serve flags.
 func startNoWait(t *testing.T, bin, dir, addr, httpAddr string, logf *os.File, extra ...string) *serveProc {
@@ -320,15 +335,7 @@ func TestCrashLoop(t *testing.T) {
 			cycles = n
 		}
 	}
-	tmp := t.TempDir()
-	bin := testutil.BuildMuster(t)
-	dir := filepath.Join(tmp, "data")
-	addr, httpAddr := freePort(t), freePort(t)
-	logf, err := os.Create(filepath.Join(tmp, "serve.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close()
+	bin, dir, addr, httpAddr, logf := newServeEnv(t)
 
 	p := startServe(t, bin, dir, addr, httpAddr, logf)
 	{

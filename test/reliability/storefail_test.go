@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -13,8 +12,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/muster-io/muster/internal/testutil"
 )
 
 // TestSIGTERMAfterTheStoreFailed removes the data dir of a running `muster serve` under produce
@@ -26,15 +23,7 @@ func TestSIGTERMAfterTheStoreFailed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the muster binary")
 	}
-	tmp := t.TempDir()
-	bin := testutil.BuildMuster(t)
-	dir := filepath.Join(tmp, "data")
-	addr, httpAddr := freePort(t), freePort(t)
-	logf, err := os.Create(filepath.Join(tmp, "serve.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close()
+	bin, dir, addr, httpAddr, logf := newServeEnv(t)
 	p := startServe(t, bin, dir, addr, httpAddr, logf)
 	defer func() {
 		select {
