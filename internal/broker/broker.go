@@ -464,53 +464,51 @@ const failedStoreCloseWait = 5 * time.Second
 // close stops the node: listeners and connections, then the coordinators, the stores and the
 // data plane.
 func (b *Broker) close() (err error) {
-	{
-		b.drainCluster() // cluster mode: hand every shard over while still serving
-		if b.console != nil {
-			b.console.Close()
+	b.drainCluster() // cluster mode: hand every shard over while still serving
+	if b.console != nil {
+		b.console.Close()
+	}
+	if b.httpSrv != nil {
+		b.httpSrv.Close()
+	}
+	if b.srv != nil {
+		b.srv.Close()
+	} else {
+		for _, bl := range b.lns {
+			bl.ln.Close()
 		}
-		if b.httpSrv != nil {
-			b.httpSrv.Close()
+	}
+	if b.lagStop != nil {
+		b.lagStop()
+	}
+	b.wg.Wait()
+	for _, m := range b.tlsManagers {
+		m.Close()
+	}
+	b.stopTopologyDescriptionCleanup()
+	b.closeTransactions()
+	if b.rt != nil {
+		b.rt.Close()
+	}
+	if b.plane != nil && b.cl != nil {
+		b.plane.Close() // before the cluster store it writes to
+	}
+	if b.cst != nil {
+		if cerr := b.cst.Close(); cerr != nil {
+			b.log.Warn("coordinator store: last checkpoint failed (the next start reads the records from __consumer_offsets)", "err", cerr)
 		}
-		if b.srv != nil {
-			b.srv.Close()
+	}
+	b.closeCluster()
+	b.closeTopologyDescriptionPlugin()
+	if b.plane != nil {
+		b.plane.Close()
+	}
+	b.guard.Close()
+	if b.db != nil {
+		if st := b.guard.Status(); st.State == diskguard.Failed {
+			b.log.Warn("storage: the store failed; exiting without closing it (the next start recovers every acknowledged write from its WAL)", "reason", st.Reason)
 		} else {
-			for _, bl := range b.lns {
-				bl.ln.Close()
-			}
-		}
-		if b.lagStop != nil {
-			b.lagStop()
-		}
-		b.wg.Wait()
-		for _, m := range b.tlsManagers {
-			m.Close()
-		}
-		b.stopTopologyDescriptionCleanup()
-		b.closeTransactions()
-		if b.rt != nil {
-			b.rt.Close()
-		}
-		if b.plane != nil && b.cl != nil {
-			b.plane.Close() // before the cluster store it writes to
-		}
-		if b.cst != nil {
-			if cerr := b.cst.Close(); cerr != nil {
-				b.log.Warn("coordinator store: last checkpoint failed (the next start reads the records from __consumer_offsets)", "err", cerr)
-			}
-		}
-		b.closeCluster()
-		b.closeTopologyDescriptionPlugin()
-		if b.plane != nil {
-			b.plane.Close()
-		}
-		b.guard.Close()
-		if b.db != nil {
-			if st := b.guard.Status(); st.State == diskguard.Failed {
-				b.log.Warn("storage: the store failed; exiting without closing it (the next start recovers every acknowledged write from its WAL)", "reason", st.Reason)
-			} else {
-				err = b.db.Close()
-			}
+			err = b.db.Close()
 		}
 	}
 	return err
