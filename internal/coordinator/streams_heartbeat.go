@@ -305,12 +305,21 @@ func streamsJoinGroup(st *State, req *kmsg.StreamsGroupHeartbeatRequest, cfg Str
 				return nil, "", nil, Errf(kerr.StreamsInvalidTopologyEpoch,
 					"The topology epoch %d of member %s is more than one above the group's topology epoch %d.", er, req.MemberID, eg)
 			default: // er == eg+1: the member brings the next topology (KIP-1071 step 2.3.4).
+				if err := streamsTopologyConfigurable(st, topo); err != nil {
+					return nil, "", nil, err
+				}
 				writeStreamsTopology(st, g.id, topo)
 			}
 			return g, replacing, topo, nil
 		}
+		if err := streamsTopologyConfigurable(st, topo); err != nil {
+			return nil, "", nil, err
+		}
 		writeStreamsTopology(st, g.id, topo)
 		return g, replacing, topo, nil
+	}
+	if err := streamsTopologyConfigurable(st, topo); err != nil {
+		return nil, "", nil, err
 	}
 	if emptyClassic != nil {
 		emptyClassic.WriteTombstones(st)
@@ -322,6 +331,14 @@ func streamsJoinGroup(st *State, req *kmsg.StreamsGroupHeartbeatRequest, cfg Str
 		return nil, "", nil, kerr.UnknownServerError
 	}
 	return g, "", topo, nil
+}
+
+// streamsTopologyConfigurable fails a topology the group is about to take when the partition
+// counts of its repartition topics cannot be decided, before anything is written: Kafka's
+// InternalTopicManager.configureTopics throws StreamsInvalidTopologyException (from
+// RepartitionTopics.setup) out of the heartbeat.
+func streamsTopologyConfigurable(st *State, topo *StreamsTopology) error {
+	return configureStreamsTopology(topo, st.Image).invalid
 }
 
 // streamsExistingMember checks a heartbeat of a member already in the group (KIP-1071 heartbeat

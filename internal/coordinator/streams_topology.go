@@ -168,6 +168,34 @@ type configuredTopology struct {
 	statusCode         int8 // -1 when ready
 	statusDetail       string
 	toCreate           []StreamsInternalTopic
+	// invalid is STREAMS_INVALID_TOPOLOGY when a repartition topic's partition count can be
+	// neither read from the topology nor derived (Kafka's RepartitionTopics.setup).
+	invalid error
+}
+
+// undecidableRepartition is Kafka's check in streams.topics.RepartitionTopics.setup, made after
+// the partition counts of repartition topics were derived (repart): a subtopology writing to a
+// repartition topic without an explicit count whose inputs all lack a count is a loop that cannot
+// be resolved; a repartition source topic still without a count is never written to.
+func undecidableRepartition(t *StreamsTopology, repart map[string]int32, inputCount func(*StreamsSubtopology) int32) error {
+	for i := range t.Subtopologies {
+		s := &t.Subtopologies[i]
+		for _, sink := range s.RepartitionSinkTopics {
+			if !explicitRepartition(t, sink) && inputCount(s) == 0 {
+				return Errf(kerr.StreamsInvalidTopology, "Failed to compute number of partitions for all repartition topics. "+
+					"There may be loops in the topology that cannot be resolved.")
+			}
+		}
+	}
+	for _, s := range t.Subtopologies {
+		for _, ti := range s.RepartitionSourceTopics {
+			if repart[ti.Name] == 0 {
+				return Errf(kerr.StreamsInvalidTopology, "Failed to compute number of partitions for all repartition topics, "+
+					"because a repartition source topic is never used as a sink topic.")
+			}
+		}
+	}
+	return nil
 }
 
 func (c *configuredTopology) ready() bool { return c != nil && c.statusCode < 0 }
@@ -240,6 +268,12 @@ func configureStreamsTopology(t *StreamsTopology, topics *metadata.Image) *confi
 				}
 			}
 		}
+	}
+	if err := undecidableRepartition(t, repart, inputCount); err != nil {
+		c.invalid = err
+		c.statusCode = StreamsStatusIncorrectlyPartitionedTopics
+		c.statusDetail = *ErrorMessage(err)
+		return c
 	}
 	// 3. Copartition groups: external source topics must agree; derived repartition topics
 	// follow them.
