@@ -67,9 +67,17 @@ func streamsHeartbeatError(req *kmsg.StreamsGroupHeartbeatRequest, err error) *k
 	return resp
 }
 
-// validateStreamsHeartbeat is Kafka's throwIfStreamsGroupHeartbeatRequestIsInvalid:
-// INVALID_REQUEST (or STREAMS_INVALID_TOPOLOGY) with a message.
+// validateStreamsHeartbeat is Kafka's throwIfStreamsGroupHeartbeatRequestIsUsingUnsupportedFeatures
+// then throwIfStreamsGroupHeartbeatRequestIsInvalid (GroupCoordinatorService), in their order and
+// with their messages: INVALID_REQUEST (or STREAMS_INVALID_TOPOLOGY).
 func validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) error {
+	if req.Topology != nil {
+		for _, s := range req.Topology.Subtopologies {
+			if len(s.SourceTopicRegex) > 0 {
+				return Errf(kerr.InvalidRequest, "Regular expressions for source topics are not supported yet.")
+			}
+		}
+	}
 	switch {
 	case blankString(req.MemberID):
 		return Errf(kerr.InvalidRequest, "MemberId can't be empty.")
@@ -79,10 +87,27 @@ func validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) error {
 		return Errf(kerr.InvalidRequest, "InstanceId can't be empty.")
 	case req.RackID != nil && blankString(*req.RackID):
 		return Errf(kerr.InvalidRequest, "RackId can't be empty.")
+	}
+	switch {
+	case req.MemberEpoch == 0:
+		switch {
+		case req.RebalanceTimeoutMillis == -1:
+			return Errf(kerr.InvalidRequest, "RebalanceTimeoutMs must be provided in first request.")
+		case len(req.ActiveTasks) != 0:
+			return Errf(kerr.InvalidRequest, "ActiveTasks must be empty when (re-)joining.")
+		case len(req.StandbyTasks) != 0:
+			return Errf(kerr.InvalidRequest, "StandbyTasks must be empty when (re-)joining.")
+		case len(req.WarmupTasks) != 0:
+			return Errf(kerr.InvalidRequest, "WarmupTasks must be empty when (re-)joining.")
+		case req.Topology == nil:
+			return Errf(kerr.InvalidRequest, "Topology must be non-null when (re-)joining.")
+		}
+	case req.MemberEpoch == -2:
+		if req.InstanceID == nil {
+			return Errf(kerr.InvalidRequest, "InstanceId can't be null.")
+		}
 	case req.MemberEpoch < -2:
 		return Errf(kerr.InvalidRequest, "MemberEpoch is %d, but must be greater than or equal to -2.", req.MemberEpoch)
-	case req.MemberEpoch == -2 && req.InstanceID == nil:
-		return Errf(kerr.InvalidRequest, "InstanceId can't be null when MemberEpoch is -2.")
 	}
 	nonNil := 0
 	for _, l := range [][]kmsg.TaskIDs{req.ActiveTasks, req.StandbyTasks, req.WarmupTasks} {
@@ -93,17 +118,7 @@ func validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) error {
 	if nonNil != 0 && nonNil != 3 {
 		return Errf(kerr.InvalidRequest, "If one task-type is non-null, all must be non-null.")
 	}
-	if req.MemberEpoch == 0 {
-		if req.RebalanceTimeoutMillis == -1 {
-			return Errf(kerr.InvalidRequest, "RebalanceTimeoutMs must be provided when joining.")
-		}
-		if len(req.ActiveTasks)+len(req.StandbyTasks)+len(req.WarmupTasks) != 0 {
-			return Errf(kerr.InvalidRequest, "Assigned tasks must be empty when (re-)joining.")
-		}
-		if req.Topology == nil {
-			return Errf(kerr.InvalidRequest, "Topology must be non-null when (re-)joining.")
-		}
-	} else if req.Topology != nil {
+	if req.MemberEpoch != 0 && req.Topology != nil {
 		return Errf(kerr.InvalidRequest, "Topology can only be provided when (re-)joining.")
 	}
 	for _, l := range [][]kmsg.TaskIDs{req.ActiveTasks, req.StandbyTasks, req.WarmupTasks} {

@@ -65,11 +65,21 @@ func TestStreamsHeartbeatValidation(t *testing.T) {
 		{"blank rack id", func(r *kmsg.StreamsGroupHeartbeatRequest) { r.RackID = str(" ") }, kerr.InvalidRequest, "RackId can't be empty."},
 		{"epoch below -2", func(r *kmsg.StreamsGroupHeartbeatRequest) { r.MemberEpoch = -3; r.Topology = nil },
 			kerr.InvalidRequest, "MemberEpoch is -3, but must be greater than or equal to -2."},
-		{"-2 without instance", func(r *kmsg.StreamsGroupHeartbeatRequest) { r.MemberEpoch = -2; r.Topology = nil }, kerr.InvalidRequest, "InstanceId can't be null"},
-		{"no rebalance timeout", func(r *kmsg.StreamsGroupHeartbeatRequest) { r.RebalanceTimeoutMillis = -1 }, kerr.InvalidRequest, "RebalanceTimeoutMs must be provided"},
+		{"-2 without instance", func(r *kmsg.StreamsGroupHeartbeatRequest) { r.MemberEpoch = -2; r.Topology = nil }, kerr.InvalidRequest, "InstanceId can't be null."},
+		{"no rebalance timeout", func(r *kmsg.StreamsGroupHeartbeatRequest) { r.RebalanceTimeoutMillis = -1 }, kerr.InvalidRequest, "RebalanceTimeoutMs must be provided in first request."},
 		{"tasks on join", func(r *kmsg.StreamsGroupHeartbeatRequest) {
 			r.ActiveTasks = []kmsg.TaskIDs{{SubtopologyID: "0", Partitions: []int32{0}}}
-		}, kerr.InvalidRequest, "Assigned tasks must be empty when (re-)joining."},
+		}, kerr.InvalidRequest, "ActiveTasks must be empty when (re-)joining."},
+		{"standby tasks on join", func(r *kmsg.StreamsGroupHeartbeatRequest) {
+			r.StandbyTasks = []kmsg.TaskIDs{{SubtopologyID: "0", Partitions: []int32{0}}}
+		}, kerr.InvalidRequest, "StandbyTasks must be empty when (re-)joining."},
+		{"warmup tasks on join", func(r *kmsg.StreamsGroupHeartbeatRequest) {
+			r.WarmupTasks = []kmsg.TaskIDs{{SubtopologyID: "0", Partitions: []int32{0}}}
+		}, kerr.InvalidRequest, "WarmupTasks must be empty when (re-)joining."},
+		{"regex before other checks", func(r *kmsg.StreamsGroupHeartbeatRequest) {
+			r.MemberID = ""
+			r.Topology.Subtopologies[0].SourceTopicRegex = []string{"in.*"}
+		}, kerr.InvalidRequest, "Regular expressions for source topics are not supported yet."},
 		{"null topology on join", func(r *kmsg.StreamsGroupHeartbeatRequest) { r.Topology = nil }, kerr.InvalidRequest, "Topology must be non-null when (re-)joining."},
 		{"topology on non-join", func(r *kmsg.StreamsGroupHeartbeatRequest) { r.MemberEpoch = 3 }, kerr.InvalidRequest, "Topology can only be provided when (re-)joining."},
 		{"partial task lists", func(r *kmsg.StreamsGroupHeartbeatRequest) { r.StandbyTasks = nil }, kerr.InvalidRequest, "If one task-type is non-null, all must be non-null."},
