@@ -356,12 +356,25 @@ func streamsTopologyConfigurable(st *State, topo *StreamsTopology) error {
 	return configureStreamsTopology(topo, st.Image).invalid
 }
 
+// streamsGroupOrThrow is Kafka's GroupMetadataManager.getStreamsGroupOrThrow: GROUP_ID_NOT_FOUND,
+// "not found" for a missing group and "not a streams group" for a group of another type.
+func streamsGroupOrThrow(st *State, id string) (*StreamsGroup, error) {
+	switch g := st.Groups[id].(type) {
+	case nil:
+		return nil, Errf(kerr.GroupIDNotFound, "Streams group %s not found.", id)
+	case *StreamsGroup:
+		return g, nil
+	default:
+		return nil, Errf(kerr.GroupIDNotFound, "Group %s is not a streams group.", id)
+	}
+}
+
 // streamsExistingMember checks a heartbeat of a member already in the group (KIP-1071 heartbeat
 // step 3).
 func streamsExistingMember(st *State, req *kmsg.StreamsGroupHeartbeatRequest) (*StreamsGroup, error) {
-	g, ok := st.Groups[req.Group].(*StreamsGroup)
-	if !ok {
-		return nil, Errf(kerr.GroupIDNotFound, "Streams group %s not found.", req.Group)
+	g, err := streamsGroupOrThrow(st, req.Group)
+	if err != nil {
+		return nil, err
 	}
 	if req.InstanceID != nil {
 		owner := g.staticOwner(*req.InstanceID)
@@ -397,9 +410,9 @@ func streamsExistingMember(st *State, req *kmsg.StreamsGroupHeartbeatRequest) (*
 
 // streamsLeave handles MemberEpoch -1 (leave) and -2 (static member temporarily leaving).
 func streamsLeave(st *State, req *kmsg.StreamsGroupHeartbeatRequest) (*StreamsHeartbeatResult, error) {
-	g, ok := st.Groups[req.Group].(*StreamsGroup)
-	if !ok {
-		return nil, Errf(kerr.GroupIDNotFound, "Streams group %s not found.", req.Group)
+	g, err := streamsGroupOrThrow(st, req.Group)
+	if err != nil {
+		return nil, err
 	}
 	id := req.MemberID
 	if req.InstanceID != nil {

@@ -135,6 +135,14 @@ func TestStreamsJoinOtherGroupTypes(t *testing.T) {
 	cg.members["x"] = &classicMember{id: "x"}
 	h.st.Groups["classic"] = cg
 	wantErr(t, h.hb(newTMember("m1", "p", simpleTopology(0)).request("classic")), kerr.GroupIDNotFound, "is not a streams group")
+	// A member heartbeat or leave names the wrong type too (Kafka's
+	// GroupMetadataManager.getStreamsGroupOrThrow); only a missing group is "not found".
+	known := newTMember("x", "p", nil)
+	known.epoch = 3
+	wantErr(t, h.hb(known.request("classic")), kerr.GroupIDNotFound, "Group classic is not a streams group.")
+	known.epoch = -1
+	wantErr(t, h.hb(known.request("classic")), kerr.GroupIDNotFound, "Group classic is not a streams group.")
+	wantErr(t, h.hb(known.request("missing")), kerr.GroupIDNotFound, "Streams group missing not found.")
 	// Empty (simple) classic group created by an offset commit: replaced.
 	run(h, func(st *State, c *Call[Ack]) {
 		defer c.Reply(st, Ack{})
