@@ -83,14 +83,24 @@ func (s *Service) splitAcks(in []ackIn, renew bool) (ok []coordinator.ShareAckPa
 	}
 	im := s.image()
 	for _, a := range in {
+		var partitions int32 = -1
 		if im != nil {
-			if _, known := im.TopicName(a.id.TopicID); !known {
+			name, known := im.TopicName(a.id.TopicID)
+			if !known {
 				failed[a.id] = kerr.UnknownTopicID
 				continue
 			}
+			_, partitions, _ = im.TopicID(name)
 		}
 		if err := checkAcks(a.batches, renew); err != nil {
 			failed[a.id] = err
+			continue
+		}
+		// A partition the topic does not have, once its batches are well formed (Kafka's
+		// KafkaApis.handleAcknowledgements checks the metadata cache after
+		// validateAcknowledgementBatches).
+		if partitions >= 0 && (a.id.Partition < 0 || a.id.Partition >= partitions) {
+			failed[a.id] = kerr.UnknownTopicOrPartition
 			continue
 		}
 		ok = append(ok, coordinator.ShareAckPartition{SharePartitionID: a.id, Batches: a.batches})
