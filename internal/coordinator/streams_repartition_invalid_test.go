@@ -46,3 +46,34 @@ func TestStreamsRepartitionCountUndecidable(t *testing.T) {
 		t.Fatalf("missing source: error %d status %+v", res.Response.ErrorCode, res.Response.Status)
 	}
 }
+
+// The MISSING_SOURCE_TOPICS and MISSING_INTERNAL_TOPICS details name at most three topics and
+// count the rest (Kafka's InternalTopicManager.summarizeTopics); the internal topics' detail has
+// no closing period.
+func TestStreamsStatusDetailSummarizesTopics(t *testing.T) {
+	topo := topology(0, topoSub{id: "0", sources: []string{"in-a", "in-b", "in-c", "in-d", "in-e"},
+		changelogs: []string{"app-s1-changelog", "app-s2-changelog", "app-s3-changelog", "app-s4-changelog"}})
+	topics := newTestTopics()
+	h := newStreamsHarness(t, topics)
+	detail := func(resp *kmsg.StreamsGroupHeartbeatResponse, code int8) string {
+		for _, s := range resp.Status {
+			if s.StatusCode == code {
+				return s.StatusDetail
+			}
+		}
+		return ""
+	}
+	m := newTMember("m1", "p1", topo)
+	res := h.hbResult(m.request("g"))
+	m.apply(res.Response)
+	if got, want := detail(res.Response, StreamsStatusMissingSourceTopics), "Source topics in-a, in-b, in-c and 2 additional topics are missing."; got != want {
+		t.Fatalf("missing source detail %q, want %q", got, want)
+	}
+	for _, n := range []string{"in-a", "in-b", "in-c", "in-d", "in-e"} {
+		topics.set(n, 2)
+	}
+	res = h.hbResult(m.request("g"))
+	if got, want := detail(res.Response, StreamsStatusMissingInternalTopics), "Internal topics are missing: app-s1-changelog, app-s2-changelog, app-s3-changelog and 1 additional topics"; got != want {
+		t.Fatalf("missing internal detail %q, want %q", got, want)
+	}
+}

@@ -228,7 +228,7 @@ func configureStreamsTopology(t *StreamsTopology, topics *metadata.Image) *confi
 	}
 	if len(missing) > 0 {
 		c.statusCode = StreamsStatusMissingSourceTopics
-		c.statusDetail = "Source topics " + strings.Join(dedupSorted(missing), ", ") + " are missing."
+		c.statusDetail = "Source topics " + summarizeTopics(dedupSorted(missing)) + " are missing."
 		return c
 	}
 	// 2. Repartition topic partition counts: explicit, else derived (fixpoint over writers).
@@ -347,7 +347,7 @@ func configureStreamsTopology(t *StreamsTopology, topics *metadata.Image) *confi
 		}
 		c.numTasks = nil
 		c.statusCode = StreamsStatusMissingInternalTopics
-		c.statusDetail = "Internal topics are missing: " + strings.Join(names, ", ") + "."
+		c.statusDetail = "Internal topics are missing: " + summarizeTopics(names)
 	}
 	return c
 }
@@ -390,6 +390,18 @@ func explicitRepartition(t *StreamsTopology, name string) bool {
 		}
 	}
 	return false
+}
+
+// summarizeTopics names at most three topics and counts the rest, as Kafka's
+// InternalTopicManager.summarizeTopics does for the status details.
+func summarizeTopics(names []string) string {
+	if len(names) == 0 {
+		return "<none>"
+	}
+	if len(names) <= 3 {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:3], ", ") + fmt.Sprintf(" and %d additional topics", len(names)-3)
 }
 
 func dedupSorted(xs []string) []string {
