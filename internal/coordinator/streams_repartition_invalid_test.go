@@ -77,3 +77,19 @@ func TestStreamsStatusDetailSummarizesTopics(t *testing.T) {
 		t.Fatalf("missing internal detail %q, want %q", got, want)
 	}
 }
+
+// An existing internal topic with another partition count is INCORRECTLY_PARTITIONED_TOPICS
+// with Kafka's detail (InternalTopicManager.missingInternalTopics).
+func TestStreamsExistingInternalTopicDetail(t *testing.T) {
+	h := newStreamsHarness(t, newTestTopics("input", 4, "app-store-changelog", 2))
+	resp := h.hb(newTMember("m1", "p1", simpleTopology(0)).request("g"))
+	for _, s := range resp.Status {
+		if s.StatusCode == StreamsStatusIncorrectlyPartitionedTopics {
+			if want := "Existing topic app-store-changelog has different number of partitions: expected 4, found 2"; s.StatusDetail != want {
+				t.Fatalf("detail %q, want %q", s.StatusDetail, want)
+			}
+			return
+		}
+	}
+	t.Fatalf("no INCORRECTLY_PARTITIONED_TOPICS status: %+v", resp.Status)
+}

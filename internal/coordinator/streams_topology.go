@@ -336,7 +336,8 @@ func configureStreamsTopology(t *StreamsTopology, topics *metadata.Image) *confi
 		c.numTasks = nil
 		c.toCreate = nil
 		c.statusCode = StreamsStatusIncorrectlyPartitionedTopics
-		c.statusDetail = "Internal topics have the wrong number of partitions: " + strings.Join(dedupSorted(wrong), ", ") + "."
+		// Kafka's InternalTopicManager.missingInternalTopics stops at the first such topic.
+		c.statusDetail = dedupSorted(wrong)[0]
 		return c
 	}
 	if len(c.toCreate) > 0 {
@@ -357,7 +358,7 @@ func (c *configuredTopology) checkInternal(ti StreamsTopicInfo, changelog bool, 
 	have, ok := parts(ti.Name)
 	if ok {
 		if want > 0 && have != want {
-			*wrong = append(*wrong, fmt.Sprintf("%s (%d, want %d)", ti.Name, have, want))
+			*wrong = append(*wrong, fmt.Sprintf("Existing topic %s has different number of partitions: expected %d, found %d", ti.Name, want, have))
 		}
 		return
 	}
