@@ -347,3 +347,49 @@ func TestCreateTopicsCollidingNames(t *testing.T) {
 		t.Fatalf("after delete: %v", kerr.ErrorForCode(st.ErrorCode))
 	}
 }
+
+// TestDeleteTopicsDuplicates: a topic name or ID listed twice in one DeleteTopics request
+// deletes nothing and is answered INVALID_REQUEST (Kafka's ControllerApis.deleteTopics);
+// the other entries are handled as usual.
+func TestDeleteTopicsDuplicates(t *testing.T) {
+	e := newEnv(t)
+	e.createTopic("a", 1, nil)
+	b := e.createTopic("b", 1, nil)
+	e.createTopic("c", 1, nil)
+	req := kmsg.NewPtrDeleteTopicsRequest()
+	req.Version = 6
+	req.Topics = []kmsg.DeleteTopicsRequestTopic{
+		{Topic: strp("a")}, {TopicID: b.ID}, {Topic: strp("c")}, {Topic: strp("a")}, {TopicID: b.ID},
+	}
+	resp := e.p.DeleteTopics(e.ctx, req)
+	if len(resp.Topics) != 5 {
+		t.Fatalf("%d answers, want 5: %+v", len(resp.Topics), resp.Topics)
+	}
+	for _, i := range []int{0, 3} {
+		if r := resp.Topics[i]; r.ErrorCode != kerr.InvalidRequest.Code || r.Topic == nil || *r.Topic != "a" {
+			t.Errorf("duplicate name: %+v", r)
+		}
+	}
+	for _, i := range []int{1, 4} {
+		if r := resp.Topics[i]; r.ErrorCode != kerr.InvalidRequest.Code || r.TopicID != b.ID {
+			t.Errorf("duplicate id: %+v", r)
+		}
+	}
+	if r := resp.Topics[2]; r.ErrorCode != 0 {
+		t.Errorf("c: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	for _, n := range []string{"a", "b"} {
+		if _, ok := e.p.Topic(n); !ok {
+			t.Errorf("topic %s deleted", n)
+		}
+	}
+	v5 := kmsg.NewPtrDeleteTopicsRequest()
+	v5.Version = 5
+	v5.TopicNames = []string{"a", "a"}
+	if r := e.p.DeleteTopics(e.ctx, v5); len(r.Topics) != 2 || r.Topics[0].ErrorCode != kerr.InvalidRequest.Code {
+		t.Errorf("v5 duplicate: %+v", r.Topics)
+	}
+	if _, ok := e.p.Topic("a"); !ok {
+		t.Error("topic a deleted by a duplicate v5 entry")
+	}
+}
