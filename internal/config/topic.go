@@ -18,18 +18,22 @@ type TopicDef struct {
 
 // Topic config names muster acts on.
 const (
-	TopicCleanupPolicy          = "cleanup.policy"
-	TopicDeleteRetentionMs      = "delete.retention.ms"
-	TopicMaxCompactionLagMs     = "max.compaction.lag.ms"
-	TopicMaxMessageBytes        = "max.message.bytes"
-	TopicMessageTimestampType   = "message.timestamp.type"
-	TopicMinCleanableDirtyRatio = "min.cleanable.dirty.ratio"
-	TopicMinCompactionLagMs     = "min.compaction.lag.ms"
-	TopicRemoteStorageEnable    = "remote.storage.enable"
-	TopicRetentionBytes         = "retention.bytes"
-	TopicRetentionMs            = "retention.ms"
-	TopicSegmentBytes           = "segment.bytes"
-	TopicSegmentMs              = "segment.ms"
+	TopicCleanupPolicy        = "cleanup.policy"
+	TopicDeleteRetentionMs    = "delete.retention.ms"
+	TopicMaxCompactionLagMs   = "max.compaction.lag.ms"
+	TopicMaxMessageBytes      = "max.message.bytes"
+	TopicMessageTimestampType = "message.timestamp.type"
+	// TopicMessageTimestampBeforeMaxMs and TopicMessageTimestampAfterMaxMs bound CreateTime
+	// timestamps (Kafka's LogValidator rejects a record outside them with INVALID_TIMESTAMP).
+	TopicMessageTimestampBeforeMaxMs = "message.timestamp.before.max.ms"
+	TopicMessageTimestampAfterMaxMs  = "message.timestamp.after.max.ms"
+	TopicMinCleanableDirtyRatio      = "min.cleanable.dirty.ratio"
+	TopicMinCompactionLagMs          = "min.compaction.lag.ms"
+	TopicRemoteStorageEnable         = "remote.storage.enable"
+	TopicRetentionBytes              = "retention.bytes"
+	TopicRetentionMs                 = "retention.ms"
+	TopicSegmentBytes                = "segment.bytes"
+	TopicSegmentMs                   = "segment.ms"
 	// TopicInternalSegmentBytes is Kafka's internal.segment.bytes (KAFKA-19080): a segment size
 	// below segment.bytes' 1 MiB minimum, for tests; it wins over segment.bytes when set.
 	TopicInternalSegmentBytes = "internal.segment.bytes"
@@ -56,8 +60,8 @@ var TopicDefs = []TopicDef{
 	{Def{Name: "local.retention.ms", Kind: Long, Default: "-2", Min: i64(-2), Doc: "Tiered storage local retention in ms (accepted)."}, "log.local.retention.ms", false},
 	{Def{Name: TopicMaxCompactionLagMs, Kind: Long, Default: maxLong, Min: i64(1), Doc: "The longest a record may stay uncompacted: a segment older than this is cleaned whatever the dirty ratio, and the active segment rolls at this age."}, "log.cleaner.max.compaction.lag.ms", false},
 	{Def{Name: TopicMaxMessageBytes, Kind: Int, Default: "1048588", Min: i64(0), Doc: "The largest record batch the topic accepts."}, "message.max.bytes", false},
-	{Def{Name: "message.timestamp.after.max.ms", Kind: Long, Default: "3600000", Min: i64(0), Doc: "How far in the future a CreateTime timestamp may be (accepted)."}, "log.message.timestamp.after.max.ms", false},
-	{Def{Name: "message.timestamp.before.max.ms", Kind: Long, Default: maxLong, Min: i64(0), Doc: "How far in the past a CreateTime timestamp may be (accepted)."}, "log.message.timestamp.before.max.ms", false},
+	{Def{Name: TopicMessageTimestampAfterMaxMs, Kind: Long, Default: "3600000", Min: i64(0), Doc: "How far in the future a CreateTime timestamp may be; a record further ahead is rejected (INVALID_TIMESTAMP)."}, "log.message.timestamp.after.max.ms", false},
+	{Def{Name: TopicMessageTimestampBeforeMaxMs, Kind: Long, Default: maxLong, Min: i64(0), Doc: "How far in the past a CreateTime timestamp may be; an older record is rejected (INVALID_TIMESTAMP)."}, "log.message.timestamp.before.max.ms", false},
 	{Def{Name: TopicMessageTimestampType, Kind: String, Default: "CreateTime", OneOf: []string{"CreateTime", "LogAppendTime"}, Doc: "CreateTime keeps the producer's timestamps; LogAppendTime stamps the broker's time."}, "log.message.timestamp.type", false},
 	{Def{Name: TopicMinCleanableDirtyRatio, Kind: Double, Default: "0.5", FMin: f64(0), FMax: f64(1), Doc: "The log cleaner compacts a log once its uncleaned bytes exceed this share of its bytes."}, "log.cleaner.min.cleanable.ratio", false},
 	{Def{Name: TopicMinCompactionLagMs, Kind: Long, Default: "0", Min: i64(0), Doc: "The least time a record stays uncompacted."}, "log.cleaner.min.compaction.lag.ms", false},

@@ -115,7 +115,8 @@ func (p *Plane) createOne(rt kmsg.CreateTopicsRequestTopic, validateOnly, duplic
 // DeleteTopics deletes topics by name (v0–v5 TopicNames; v6+ Topics with a
 // name or a topic ID) along with all their records. Errors per topic:
 // UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID, INVALID_REQUEST (v6 entry
-// with both or neither of name and ID), INVALID_TOPIC_EXCEPTION for an
+// with both or neither of name and ID, or a name or ID listed twice, which
+// deletes nothing), INVALID_TOPIC_EXCEPTION for an
 // internal topic (its coordinator owns it).
 func (p *Plane) DeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
@@ -127,11 +128,31 @@ func (p *Plane) DeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsRequest)
 			entries = append(entries, kmsg.DeleteTopicsRequestTopic{Topic: &name})
 		}
 	}
+	// A name or an ID listed twice deletes nothing: INVALID_REQUEST (Kafka's
+	// ControllerApis.deleteTopics, "Duplicate topic name." / "Duplicate topic id."). Kafka
+	// answers it once; every entry is answered here, so that answers stay one per entry.
+	names := make(map[string]int, len(entries))
+	ids := make(map[[16]byte]int, len(entries))
+	for _, rt := range entries {
+		switch {
+		case rt.Topic != nil && rt.TopicID == [16]byte{}:
+			names[*rt.Topic]++
+		case rt.Topic == nil && rt.TopicID != [16]byte{}:
+			ids[rt.TopicID]++
+		}
+	}
 	for _, rt := range entries {
 		st := kmsg.NewDeleteTopicsResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		var t *topic
 		switch {
+		case rt.Topic != nil && rt.TopicID == [16]byte{} && names[*rt.Topic] > 1,
+			rt.Topic == nil && rt.TopicID != [16]byte{} && ids[rt.TopicID] > 1:
+			what := "id"
+			if rt.Topic != nil {
+				what = "name"
+			}
+			setErr(&st.ErrorCode, &st.ErrorMessage, errf(kerr.InvalidRequest, "Duplicate topic %s.", what))
 		case rt.Topic != nil && rt.TopicID != [16]byte{}:
 			setErr(&st.ErrorCode, &st.ErrorMessage, errf(kerr.InvalidRequest, "topic name and topic ID cannot both be set"))
 		case rt.Topic != nil:

@@ -307,3 +307,89 @@ func TestCreateTopicConcurrentWithProduceAutoCreate(t *testing.T) {
 		t.Fatalf("topics %+v", e.p.Topics())
 	}
 }
+
+// TestCreateTopicsCollidingNames: a topic whose name differs from an existing one only by '.'
+// against '_' is refused with INVALID_TOPIC_EXCEPTION naming the existing topic (their metric
+// names would be the same: ReplicationControlManager.validateNewTopicNames), through CreateTopics
+// (also validate-only) and auto-creation; the exact name stays TOPIC_ALREADY_EXISTS, and once
+// the existing topic is deleted the other name may be created.
+func TestCreateTopicsCollidingNames(t *testing.T) {
+	e := newEnv(t)
+	e.createTopic("orders.v1", 1, nil)
+	resp := e.p.CreateTopics(e.ctx, createReq(7, ct("orders_v1", 1, 1), ct("orders.v1", 1, 1), ct("orders-v1", 1, 1)))
+	want := []*kerr.Error{kerr.InvalidTopicException, kerr.TopicAlreadyExists, nil}
+	for i, st := range resp.Topics {
+		if got := kerr.ErrorForCode(st.ErrorCode); got != error(want[i]) && !(want[i] == nil && got == nil) {
+			t.Errorf("%s: got %v, want %v", st.Topic, got, want[i])
+		}
+	}
+	if m := resp.Topics[0].ErrorMessage; m == nil || !strings.Contains(*m, "collides with existing topic: orders.v1") {
+		t.Errorf("message %v", m)
+	}
+	vreq := createReq(7, ct("orders_v1", 1, 1))
+	vreq.ValidateOnly = true
+	if st := e.p.CreateTopics(e.ctx, vreq).Topics[0]; st.ErrorCode != kerr.InvalidTopicException.Code {
+		t.Errorf("validate-only: %v", kerr.ErrorForCode(st.ErrorCode))
+	}
+	if sp := e.produce("orders_v1", 0, makeBatch(batchOpts{n: 1})); sp.ErrorCode != kerr.InvalidTopicException.Code {
+		t.Errorf("auto-create: %v", kerr.ErrorForCode(sp.ErrorCode))
+	}
+	if _, ok := e.p.Topic("orders_v1"); ok {
+		t.Fatal("colliding topic created")
+	}
+	del := kmsg.NewPtrDeleteTopicsRequest()
+	del.Version = 5
+	del.TopicNames = []string{"orders.v1"}
+	if r := e.p.DeleteTopics(e.ctx, del); r.Topics[0].ErrorCode != 0 {
+		t.Fatalf("delete: %v", kerr.ErrorForCode(r.Topics[0].ErrorCode))
+	}
+	if st := e.p.CreateTopics(e.ctx, createReq(7, ct("orders_v1", 1, 1))).Topics[0]; st.ErrorCode != 0 {
+		t.Fatalf("after delete: %v", kerr.ErrorForCode(st.ErrorCode))
+	}
+}
+
+// TestDeleteTopicsDuplicates: a topic name or ID listed twice in one DeleteTopics request
+// deletes nothing and is answered INVALID_REQUEST (Kafka's ControllerApis.deleteTopics);
+// the other entries are handled as usual.
+func TestDeleteTopicsDuplicates(t *testing.T) {
+	e := newEnv(t)
+	e.createTopic("a", 1, nil)
+	b := e.createTopic("b", 1, nil)
+	e.createTopic("c", 1, nil)
+	req := kmsg.NewPtrDeleteTopicsRequest()
+	req.Version = 6
+	req.Topics = []kmsg.DeleteTopicsRequestTopic{
+		{Topic: strp("a")}, {TopicID: b.ID}, {Topic: strp("c")}, {Topic: strp("a")}, {TopicID: b.ID},
+	}
+	resp := e.p.DeleteTopics(e.ctx, req)
+	if len(resp.Topics) != 5 {
+		t.Fatalf("%d answers, want 5: %+v", len(resp.Topics), resp.Topics)
+	}
+	for _, i := range []int{0, 3} {
+		if r := resp.Topics[i]; r.ErrorCode != kerr.InvalidRequest.Code || r.Topic == nil || *r.Topic != "a" {
+			t.Errorf("duplicate name: %+v", r)
+		}
+	}
+	for _, i := range []int{1, 4} {
+		if r := resp.Topics[i]; r.ErrorCode != kerr.InvalidRequest.Code || r.TopicID != b.ID {
+			t.Errorf("duplicate id: %+v", r)
+		}
+	}
+	if r := resp.Topics[2]; r.ErrorCode != 0 {
+		t.Errorf("c: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	for _, n := range []string{"a", "b"} {
+		if _, ok := e.p.Topic(n); !ok {
+			t.Errorf("topic %s deleted", n)
+		}
+	}
+	v5 := kmsg.NewPtrDeleteTopicsRequest()
+	v5.Version = 5
+	v5.TopicNames = []string{"a", "a"}
+	if r := e.p.DeleteTopics(e.ctx, v5); len(r.Topics) != 2 || r.Topics[0].ErrorCode != kerr.InvalidRequest.Code {
+		t.Errorf("v5 duplicate: %+v", r.Topics)
+	}
+	if _, ok := e.p.Topic("a"); !ok {
+		t.Error("topic a deleted by a duplicate v5 entry")
+	}
+}

@@ -79,16 +79,20 @@ func readBatchHeader(b []byte) (h batchHeader, ok bool) {
 // validateProduceBatch checks that records holds exactly one magic-2 record
 // batch with a correct CRC-32C (Kafka's LogValidator rules that matter for a
 // broker that stores batches as sent). Errors: CORRUPT_MESSAGE for a short,
-// mis-sized or mis-checksummed batch; UNSUPPORTED_FOR_MESSAGE_FORMAT for magic
-// 0/1 message sets; INVALID_RECORD for several batches, control batches or
-// inconsistent record counts; UNSUPPORTED_COMPRESSION_TYPE for codecs > zstd.
+// mis-sized or mis-checksummed batch; INVALID_RECORD for no batch, magic 0/1
+// message sets, several batches, control batches or inconsistent record counts; UNSUPPORTED_COMPRESSION_TYPE for codecs > zstd.
 func validateProduceBatch(records []byte) (batchHeader, *kerr.Error) {
+	if len(records) == 0 {
+		return batchHeader{}, kerr.InvalidRecord // Kafka: "must have at least one record batch"
+	}
 	if len(records) <= offMagic {
 		return batchHeader{}, kerr.CorruptMessage
 	}
 	if magic := records[offMagic]; magic != 2 {
 		if magic < 2 {
-			return batchHeader{}, kerr.UnsupportedForMessageFormat
+			// Produce v3+ carries only magic-2 batches (ProduceRequest.validateRecords, which
+			// KafkaApis.handleProduceRequest answers with INVALID_RECORD).
+			return batchHeader{}, kerr.InvalidRecord
 		}
 		return batchHeader{}, kerr.CorruptMessage
 	}

@@ -22,10 +22,13 @@ import (
 // Errors per partition: UNKNOWN_TOPIC_OR_PARTITION / UNKNOWN_TOPIC_ID (v13+),
 // OFFSET_OUT_OF_RANGE outside [log start, high watermark], UNKNOWN_LEADER_EPOCH
 // for CurrentLeaderEpoch > 0. Fetch sessions (v7+) are declined: SessionID 0
-// in every response, FETCH_SESSION_ID_NOT_FOUND for a request naming one.
+// in every response. As in Kafka's FetchManager.newContext, a full request
+// (SessionEpoch 0, or -1 to close) is served whatever SessionID it names (that
+// session is closed); an incremental one (any other epoch) names a session
+// that does not exist: FETCH_SESSION_ID_NOT_FOUND.
 func (p *Plane) Fetch(ctx context.Context, req *kmsg.FetchRequest) *kmsg.FetchResponse {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
-	if req.Version >= 7 && req.SessionID != 0 {
+	if req.Version >= 7 && req.SessionEpoch != 0 && req.SessionEpoch != -1 {
 		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
 		return resp
 	}

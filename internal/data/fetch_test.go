@@ -79,3 +79,31 @@ func TestFetchSessionDeclined(t *testing.T) {
 		t.Fatalf("unknown session: %v", kerr.ErrorForCode(resp.ErrorCode))
 	}
 }
+
+// TestFetchSessionFullAndIncremental: Kafka's FetchManager.newContext serves a full fetch
+// (SessionEpoch 0 or -1) whatever SessionID it names, closing that session, and answers an
+// incremental one (any other epoch) for a session it does not hold FETCH_SESSION_ID_NOT_FOUND,
+// also when the SessionID is 0.
+func TestFetchSessionFullAndIncremental(t *testing.T) {
+	e := newEnv(t)
+	e.createTopic("s", 1, nil)
+	e.produce("s", 0, makeBatch(batchOpts{n: 2}))
+	for _, c := range []struct {
+		id, epoch int32
+		want      *kerr.Error
+	}{
+		{0, -1, nil}, {0, 0, nil}, {7, 0, nil}, {7, -1, nil},
+		{0, 5, kerr.FetchSessionIDNotFound}, {7, 3, kerr.FetchSessionIDNotFound}, {0, -2, kerr.FetchSessionIDNotFound},
+	} {
+		req := fetchReq(12, "s", 0, 0)
+		req.SessionID, req.SessionEpoch = c.id, c.epoch
+		resp := e.p.Fetch(e.ctx, req)
+		if got := kerr.ErrorForCode(resp.ErrorCode); got != error(c.want) && !(c.want == nil && got == nil) {
+			t.Errorf("session %d epoch %d: got %v, want %v", c.id, c.epoch, got, c.want)
+			continue
+		}
+		if c.want == nil && (resp.SessionID != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions[0].RecordBatches) == 0) {
+			t.Errorf("session %d epoch %d: full fetch not served: %+v", c.id, c.epoch, resp)
+		}
+	}
+}

@@ -23,6 +23,9 @@ type logConfig struct {
 	minCleanableRatio  float64
 	maxMessageBytes    int
 	logAppendTime      bool
+	// timestampBeforeMs and timestampAfterMs bound a CreateTime record's timestamp around the
+	// broker's clock: message.timestamp.before.max.ms and message.timestamp.after.max.ms.
+	timestampBeforeMs, timestampAfterMs int64
 }
 
 // newLogConfig computes a topic's log configuration from its overrides and the broker
@@ -48,6 +51,8 @@ func newLogConfig(eff *config.Values, overrides map[string]string) *logConfig {
 		maxCompactionLagMs: i64(config.TopicMaxCompactionLagMs),
 		maxMessageBytes:    int(i64(config.TopicMaxMessageBytes)),
 		logAppendTime:      get(config.TopicMessageTimestampType) == timestampLogAppendTime,
+		timestampBeforeMs:  i64(config.TopicMessageTimestampBeforeMaxMs),
+		timestampAfterMs:   i64(config.TopicMessageTimestampAfterMaxMs),
 	}
 	if lc.retentionBytes < 0 {
 		lc.retentionBytes = -1

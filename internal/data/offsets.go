@@ -192,7 +192,8 @@ func (p *Plane) maxTimestampOffset(t *topic, part *partition, hw int64) (int64, 
 
 // OffsetForLeaderEpoch answers with the end offset (high watermark) of leader
 // epoch 0, the only epoch; a requested epoch > 0 is unknown to this log
-// (epoch -1, offset -1, as Kafka answers for an epoch past the latest).
+// (epoch -1, offset -1, as Kafka answers for an epoch past the latest), and so
+// is the undefined epoch -1.
 // Errors: UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_LEADER_EPOCH (current epoch > 0).
 func (p *Plane) OffsetForLeaderEpoch(ctx context.Context, req *kmsg.OffsetForLeaderEpochRequest) *kmsg.OffsetForLeaderEpochResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
@@ -211,6 +212,9 @@ func (p *Plane) OffsetForLeaderEpoch(ctx context.Context, req *kmsg.OffsetForLea
 				_, hw, _, epoch, led := parts[rp.Partition].leaderState()
 				if code := leaderCheck(led, epoch, rp.CurrentLeaderEpoch, req.Version >= 2); code != nil {
 					sp.ErrorCode = code.Code
+				} else if rp.LeaderEpoch == -1 {
+					// An undefined epoch has no end offset: epoch -1, offset -1 (Kafka's
+					// LeaderEpochFileCache.endOffsetFor).
 				} else if rp.LeaderEpoch <= epoch {
 					// The log is never truncated (no acknowledged record is lost when the
 					// leader moves): every earlier epoch ends where the log ends.

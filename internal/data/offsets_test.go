@@ -162,3 +162,28 @@ func TestOffsetForLeaderEpoch(t *testing.T) {
 		t.Errorf("bad partition: %v", kerr.ErrorForCode(ps[2].ErrorCode))
 	}
 }
+
+// TestOffsetForLeaderEpochUndefined: the undefined leader epoch -1 has no end offset, so the
+// answer is epoch -1 and offset -1 without error (Kafka's LeaderEpochFileCache.endOffsetFor),
+// while epoch 0 ends at the log end.
+func TestOffsetForLeaderEpochUndefined(t *testing.T) {
+	e := newEnv(t)
+	e.createTopic("ep", 1, nil)
+	e.produce("ep", 0, makeBatch(batchOpts{n: 3}))
+	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	req.Version = 4
+	rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+	rt.Topic = "ep"
+	rt.Partitions = []kmsg.OffsetForLeaderEpochRequestTopicPartition{
+		{Partition: 0, CurrentLeaderEpoch: -1, LeaderEpoch: -1},
+		{Partition: 0, CurrentLeaderEpoch: -1, LeaderEpoch: 0},
+	}
+	req.Topics = []kmsg.OffsetForLeaderEpochRequestTopic{rt}
+	ps := e.p.OffsetForLeaderEpoch(e.ctx, req).Topics[0].Partitions
+	if ps[0].ErrorCode != 0 || ps[0].LeaderEpoch != -1 || ps[0].EndOffset != -1 {
+		t.Errorf("epoch -1: %+v", ps[0])
+	}
+	if ps[1].ErrorCode != 0 || ps[1].LeaderEpoch != 0 || ps[1].EndOffset != 3 {
+		t.Errorf("epoch 0: %+v", ps[1])
+	}
+}

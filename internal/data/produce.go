@@ -158,6 +158,9 @@ func (p *Plane) appendOne(t *topic, part *partition, records []byte, sync bool, 
 		}
 	}
 	now := p.cfg.Now().UnixMilli()
+	if rejectTimestamps(sp, records, h, lc, now) {
+		return
+	}
 
 	t.life.RLock()
 	defer t.life.RUnlock()

@@ -114,7 +114,7 @@ func TestProduceCorruptBatch(t *testing.T) {
 	}
 	old := makeBatch(batchOpts{n: 1})
 	old[16] = 1
-	if sp := e.produce("c", 0, old); sp.ErrorCode != kerr.UnsupportedForMessageFormat.Code {
+	if sp := e.produce("c", 0, old); sp.ErrorCode != kerr.InvalidRecord.Code {
 		t.Fatalf("magic 1: %v", kerr.ErrorForCode(sp.ErrorCode))
 	}
 	two := append(makeBatch(batchOpts{n: 1}), makeBatch(batchOpts{n: 1})...)
@@ -371,5 +371,44 @@ func TestProducerStateExpires(t *testing.T) {
 	e.restart()
 	if sp := e.produce("exp", 0, b0); sp.ErrorCode != 0 || sp.BaseOffset != 3 {
 		t.Fatalf("after restart expiry: %+v", sp)
+	}
+}
+
+// TestProduceTimestampBounds: on a CreateTime topic a record whose timestamp lies more than
+// message.timestamp.before.max.ms before the broker's clock or message.timestamp.after.max.ms
+// after it rejects its batch with INVALID_TIMESTAMP and a record error naming it (Kafka's
+// LogValidator.validateTimestamp); -1 (no timestamp) is never checked, the default after bound
+// is one hour, and LogAppendTime topics do not check the producer's timestamps.
+func TestProduceTimestampBounds(t *testing.T) {
+	e := newEnv(t)
+	now := e.now.UnixMilli()
+	e.createTopic("tb", 1, map[string]string{"message.timestamp.before.max.ms": "60000", "message.timestamp.after.max.ms": "60000"})
+	e.createTopic("def", 1, nil)
+	e.createTopic("lat", 1, map[string]string{"message.timestamp.type": "LogAppendTime", "message.timestamp.before.max.ms": "0"})
+	// Three records at now-30s, now-2m, now+2m: the second and third are out of range.
+	deltas := []int64{0, -90_000, 150_000}
+	b := makeBatch(batchOpts{n: 3, ts: now - 30_000, tsOf: func(i int) int64 { return deltas[i] }})
+	sp := e.produce("tb", 0, b)
+	if sp.ErrorCode != kerr.InvalidTimestamp.Code || len(sp.ErrorRecords) != 2 ||
+		sp.ErrorRecords[0].RelativeOffset != 1 || sp.ErrorRecords[1].RelativeOffset != 2 {
+		t.Fatalf("out-of-range timestamps: %v %+v", kerr.ErrorForCode(sp.ErrorCode), sp.ErrorRecords)
+	}
+	if _, hw, _ := e.p.Offsets("tb", 0); hw != 0 {
+		t.Fatalf("rejected batch appended: hw=%d", hw)
+	}
+	for name, ts := range map[string]int64{"in range": now - 59_000, "none": -1} {
+		if sp := e.produce("tb", 0, makeBatch(batchOpts{n: 1, ts: ts})); sp.ErrorCode != 0 {
+			t.Fatalf("%s: %v", name, kerr.ErrorForCode(sp.ErrorCode))
+		}
+	}
+	// Defaults: no lower bound, one hour ahead at most.
+	if sp := e.produce("def", 0, makeBatch(batchOpts{n: 1, ts: 1})); sp.ErrorCode != 0 {
+		t.Fatalf("old timestamp on a default topic: %v", kerr.ErrorForCode(sp.ErrorCode))
+	}
+	if sp := e.produce("def", 0, makeBatch(batchOpts{n: 1, ts: now + 3_600_001})); sp.ErrorCode != kerr.InvalidTimestamp.Code {
+		t.Fatalf("timestamp more than an hour ahead: %v", kerr.ErrorForCode(sp.ErrorCode))
+	}
+	if sp := e.produce("lat", 0, makeBatch(batchOpts{n: 1, ts: 1})); sp.ErrorCode != 0 {
+		t.Fatalf("LogAppendTime topic: %v", kerr.ErrorForCode(sp.ErrorCode))
 	}
 }

@@ -143,6 +143,10 @@ func (p *Plane) createTopic(spec createSpec, validateOnly bool) (*topic, *apiErr
 		p.adminMu.Unlock()
 		return nil, errf(kerr.TopicAlreadyExists, "topic %q already exists", spec.name)
 	}
+	if other := p.collidingTopic(spec.name); other != "" {
+		p.adminMu.Unlock()
+		return nil, errf(kerr.InvalidTopicException, "Topic '%s' collides with existing topic: %s", spec.name, other)
+	}
 	t := newTopic(spec.name, newTopicID(), spec.configs, p.effective())
 	if validateOnly {
 		p.adminMu.Unlock()
@@ -179,6 +183,24 @@ func (p *Plane) createTopic(spec createSpec, validateOnly bool) (*topic, *apiErr
 	p.log.Info("topic created", "topic", t.name, "partitions", spec.partitions)
 	p.deliver()
 	return t, nil
+}
+
+// collidingTopic returns an existing topic whose name differs from name only by '.' against '_'
+// (their metric names would collide), or "". Kafka's ReplicationControlManager rejects such a
+// creation with INVALID_TOPIC_EXCEPTION (validateNewTopicNames, Topic.unifyCollisionChars).
+func (p *Plane) collidingTopic(name string) string {
+	if !strings.ContainsAny(name, "._") {
+		return ""
+	}
+	unified := strings.ReplaceAll(name, ".", "_")
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for other := range p.byName {
+		if other != name && strings.ContainsAny(other, "._") && strings.ReplaceAll(other, ".", "_") == unified {
+			return other
+		}
+	}
+	return ""
 }
 
 // CreateTopic creates a topic with the given partition count and config

@@ -26,7 +26,8 @@ type Broker struct {
 // Start starts a broker on a fresh data dir with the given config overrides (key=value). The
 // initial rebalance delay defaults to 0 in tests unless overridden, and the free-space guard
 // keeps 32 MiB free rather than the production 1 GiB / 5 % (a test machine's busy disk must not
-// run every test degraded); the guard's own tests set their thresholds.
+// run every test degraded); the guard's own tests set their thresholds. With a clock (StartIn,
+// StartLogged) records may carry timestamps any time after it (wall-clock producers).
 func Start(t testing.TB, overrides ...string) *Broker {
 	return StartIn(t, t.TempDir(), nil, overrides...)
 }
@@ -41,9 +42,15 @@ func StartIn(t testing.TB, dir string, clock engine.Clock, overrides ...string) 
 // only to stderr when MUSTER_TEST_LOG is set). log must be safe for concurrent writes.
 func StartLogged(t testing.TB, dir string, clock engine.Clock, log io.Writer, overrides ...string) *Broker {
 	t.Helper()
-	all := append([]string{"group.initial.rebalance.delay.ms=0", "offsets.topic.num.partitions=8",
+	defaults := []string{"group.initial.rebalance.delay.ms=0", "offsets.topic.num.partitions=8",
 		"transaction.state.log.num.partitions=8",
-		"muster.storage.min.free.bytes=33554432", "muster.storage.min.free.ratio=0"}, overrides...)
+		"muster.storage.min.free.bytes=33554432", "muster.storage.min.free.ratio=0"}
+	if clock != nil {
+		// Clients stamp records with the wall clock, which a manual clock may trail by far more
+		// than the hour message.timestamp.after.max.ms allows by default.
+		defaults = append(defaults, "log.message.timestamp.after.max.ms=9223372036854775807")
+	}
+	all := append(defaults, overrides...)
 	vals, err := config.Parse(nil, all)
 	if err != nil {
 		t.Fatalf("config: %v", err)
