@@ -137,21 +137,27 @@ func TestDeleteRecordsAdvancesLogStart(t *testing.T) {
 	}
 }
 
-func TestOffsetForLeaderEpoch(t *testing.T) {
+// offsetForLeaderEpochOf3 asks OffsetForLeaderEpoch (v4) for parts of topic "ep", one partition
+// holding 3 records, and returns the answer's partitions.
+func offsetForLeaderEpochOf3(t *testing.T, parts []kmsg.OffsetForLeaderEpochRequestTopicPartition) []kmsg.OffsetForLeaderEpochResponseTopicPartition {
+	t.Helper()
 	e := newEnv(t)
 	e.createTopic("ep", 1, nil)
 	e.produce("ep", 0, makeBatch(batchOpts{n: 3}))
 	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
 	req.Version = 4
 	rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
-	rt.Topic = "ep"
-	rt.Partitions = []kmsg.OffsetForLeaderEpochRequestTopicPartition{
+	rt.Topic, rt.Partitions = "ep", parts
+	req.Topics = []kmsg.OffsetForLeaderEpochRequestTopic{rt}
+	return e.p.OffsetForLeaderEpoch(e.ctx, req).Topics[0].Partitions
+}
+
+func TestOffsetForLeaderEpoch(t *testing.T) {
+	ps := offsetForLeaderEpochOf3(t, []kmsg.OffsetForLeaderEpochRequestTopicPartition{
 		{Partition: 0, CurrentLeaderEpoch: 0, LeaderEpoch: 0},
 		{Partition: 0, CurrentLeaderEpoch: 5, LeaderEpoch: 0},
 		{Partition: 9, CurrentLeaderEpoch: -1, LeaderEpoch: 0},
-	}
-	req.Topics = []kmsg.OffsetForLeaderEpochRequestTopic{rt}
-	ps := e.p.OffsetForLeaderEpoch(e.ctx, req).Topics[0].Partitions
+	})
 	if ps[0].ErrorCode != 0 || ps[0].EndOffset != 3 || ps[0].LeaderEpoch != 0 {
 		t.Errorf("epoch 0: %+v", ps[0])
 	}
@@ -167,19 +173,10 @@ func TestOffsetForLeaderEpoch(t *testing.T) {
 // answer is epoch -1 and offset -1 without error (Kafka's LeaderEpochFileCache.endOffsetFor),
 // while epoch 0 ends at the log end.
 func TestOffsetForLeaderEpochUndefined(t *testing.T) {
-	e := newEnv(t)
-	e.createTopic("ep", 1, nil)
-	e.produce("ep", 0, makeBatch(batchOpts{n: 3}))
-	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
-	req.Version = 4
-	rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
-	rt.Topic = "ep"
-	rt.Partitions = []kmsg.OffsetForLeaderEpochRequestTopicPartition{
+	ps := offsetForLeaderEpochOf3(t, []kmsg.OffsetForLeaderEpochRequestTopicPartition{
 		{Partition: 0, CurrentLeaderEpoch: -1, LeaderEpoch: -1},
 		{Partition: 0, CurrentLeaderEpoch: -1, LeaderEpoch: 0},
-	}
-	req.Topics = []kmsg.OffsetForLeaderEpochRequestTopic{rt}
-	ps := e.p.OffsetForLeaderEpoch(e.ctx, req).Topics[0].Partitions
+	})
 	if ps[0].ErrorCode != 0 || ps[0].LeaderEpoch != -1 || ps[0].EndOffset != -1 {
 		t.Errorf("epoch -1: %+v", ps[0])
 	}

@@ -140,24 +140,7 @@ func copyAcrossNodes(t *testing.T, ns []*node, tlsOpts []kgo.Opt) {
 
 	runCopiers(t, ctx, adm, sd, n, aliceOpts...)
 
-	rd, err := kgo.NewClient(opts(alice, kgo.ConsumeTopics("out"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	seen := map[string]int{}
-	for total := 0; total < n && ctx.Err() == nil; {
-		rd.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
-			seen[string(r.Value)]++
-			total++
-		})
-	}
-	for i := 0; i < n; i++ {
-		if c := seen[fmt.Sprintf("r-%d", i)]; c != 1 {
-			t.Fatalf("r-%d read %d times from out (read_committed)", i, c)
-		}
-	}
+	readOutExactlyOnce(t, ctx, n, opts(alice)...)
 }
 
 // TestClusterInterBrokerMechanismRefused: a cluster node whose inter-broker listener is SASL

@@ -84,24 +84,7 @@ func TestClusterTransactionsAcrossNodes(t *testing.T) {
 	adm := kadm.NewClient(prod)
 	runCopiers(t, ctx, adm, sd, n)
 
-	rd, err := kgo.NewClient(append(clientOpts(sd), kgo.ConsumeTopics("out"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	seen := map[string]int{}
-	for total := 0; total < n && ctx.Err() == nil; {
-		rd.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
-			seen[string(r.Value)]++
-			total++
-		})
-	}
-	for i := 0; i < n; i++ {
-		if c := seen[fmt.Sprintf("r-%d", i)]; c != 1 {
-			t.Fatalf("r-%d read %d times from out (read_committed)", i, c)
-		}
-	}
+	readOutExactlyOnce(t, ctx, n, clientOpts(sd)...)
 }
 
 // runCopiers runs two transactional copiers of in → out in group "copier" (extra options for
@@ -143,6 +126,30 @@ func runCopiers(t *testing.T, ctx context.Context, adm *kadm.Client, seeds []str
 		case <-ctx.Done():
 			t.Fatalf("the copiers committed %d of %d input offsets", sum, n)
 		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// readOutExactlyOnce reads topic "out" read_committed from the start with a client of opts and
+// fails unless each input record r-0 … r-(n-1) is there exactly once.
+func readOutExactlyOnce(t *testing.T, ctx context.Context, n int, opts ...kgo.Opt) {
+	t.Helper()
+	rd, err := kgo.NewClient(append(opts, kgo.ConsumeTopics("out"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	seen := map[string]int{}
+	for total := 0; total < n && ctx.Err() == nil; {
+		rd.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+			seen[string(r.Value)]++
+			total++
+		})
+	}
+	for i := 0; i < n; i++ {
+		if c := seen[fmt.Sprintf("r-%d", i)]; c != 1 {
+			t.Fatalf("r-%d read %d times from out (read_committed)", i, c)
 		}
 	}
 }
