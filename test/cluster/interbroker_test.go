@@ -110,21 +110,24 @@ func copyAcrossNodes(t *testing.T, ns []*node, tlsOpts []kgo.Opt) {
 	aliceOpts := append(append([]kgo.Opt{}, tlsOpts...), alice)
 
 	const n = 300
-	prod, err := kgo.NewClient(opts(alice, kgo.DefaultProduceTopic("in"), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer prod.Close()
 	var recs []*kgo.Record
 	for i := 0; i < n; i++ {
 		recs = append(recs, kgo.StringRecord(fmt.Sprintf("r-%d", i)))
 	}
-	// The ACLs reach the other node by a notification: until then its partitions refuse alice,
-	// and the records refused are produced again (only those: each input record once).
+	// The ACLs reach the other node by a notification: until then it refuses alice (its
+	// partitions, or IDEMPOTENT_WRITE on InitProducerId, which franz-go keeps as the client's
+	// fatal error), and the records refused are produced again by a new client (only those:
+	// each input record once).
 	for len(recs) > 0 {
+		prod, err := kgo.NewClient(opts(alice, kgo.DefaultProduceTopic("in"), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))...)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var failed []*kgo.Record
 		var lastErr error
-		for _, r := range prod.ProduceSync(ctx, recs...) {
+		results := prod.ProduceSync(ctx, recs...)
+		prod.Close()
+		for _, r := range results {
 			if r.Err != nil {
 				failed = append(failed, kgo.StringRecord(string(r.Record.Value)))
 				lastErr = r.Err
